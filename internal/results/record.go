@@ -1,0 +1,179 @@
+// Package results defines the run record, rigor's unit of evidence, and the
+// results store that keeps one JSON file per run under results/.
+package results
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/rigorbench/rigor/internal/rig"
+)
+
+// SchemaVersion is the version of the record format written by this rigor.
+const SchemaVersion = 1
+
+// Status values of a run.
+const (
+	StatusOK          = "ok"          // every test produced its rows
+	StatusFailed      = "failed"      // the engine failed; Error says how
+	StatusCrashed     = "crashed"     // the engine died after printing rows; metrics are kept
+	StatusTimeout     = "timeout"     // rigor stopped the engine at its deadline
+	StatusInterrupted = "interrupted" // the user stopped the run (SIGINT/SIGTERM)
+)
+
+// Run is one execution of one point on one rig: the file
+// results/<experiment id>/<run id>.json.
+type Run struct {
+	Schema       int    `json:"schema"`
+	RigorVersion string `json:"rigorVersion"`
+	// ID names the run: a UTC timestamp plus a short random suffix,
+	// e.g. "20260508T032753Z-3f9a". Sorting ids sorts runs by start time.
+	ID string `json:"id"`
+	// Experiment is the experiment id, e.g. "minimax-m27-b70/kvoffload".
+	Experiment string `json:"experiment"`
+	// Point is the point id; equal to Experiment when there is no sweep,
+	// e.g. "minimax-m27-b70/ubSweep[ub=16]".
+	Point string `json:"point"`
+	// Swept holds the sweep coordinates of the point, keyed by field path
+	// ("flags.ub"); empty without a sweep. Points of two sweeps are matched
+	// by these values.
+	Swept map[string]any `json:"swept,omitempty"`
+
+	// Provenance says where the record came from when rigor did not run it
+	// itself (rigor import).
+	Provenance *Provenance `json:"provenance,omitempty"`
+	// Unverified lists what the record cannot prove, as field paths with a
+	// reason, e.g. "engine.commit: short sha 9a26522".
+	Unverified []string `json:"unverified,omitempty"`
+
+	SpecDigest string `json:"specDigest,omitempty"`
+	LockDigest string `json:"lockDigest,omitempty"`
+	// Spec is the effective configuration of the point as evaluated from
+	// CUE (model, engine, bench, flags, env, quality, …). The configuration
+	// diff compares these trees.
+	Spec json.RawMessage `json:"spec,omitempty"`
+
+	Engine Engine `json:"engine"`
+	Model  Model  `json:"model"`
+
+	// Processes are the processes rigor started, workers first, the bench
+	// process last, exactly as executed (secrets redacted).
+	Processes []Process `json:"processes,omitempty"`
+
+	Rig *rig.Rig `json:"rig,omitempty"`
+	// IgnoredRequires is true when the run went ahead although the rig did
+	// not meet the experiment's #requires (--ignore-requires); the
+	// mismatches are in Warnings.
+	IgnoredRequires bool `json:"ignoredRequires,omitempty"`
+
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Status string    `json:"status"`
+	// Error is the reason for a status other than ok.
+	Error string `json:"error,omitempty"`
+	// LogTail is the last lines of the engine's stderr when it failed.
+	LogTail  string   `json:"logTail,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+
+	Metrics []Metric `json:"metrics,omitempty"`
+
+	Labels []string `json:"labels,omitempty"`
+	Notes  string   `json:"notes,omitempty"`
+	// Files lists the raw outputs kept beside the record
+	// (stdout, stderr, worker logs), relative to the record's directory.
+	Files []string `json:"files,omitempty"`
+}
+
+// Provenance records an imported run's origin.
+type Provenance struct {
+	Kind       string    `json:"kind"` // "import"
+	Format     string    `json:"format"` // seed-summary, localmaxxing, registry-v1, llama-bench-json
+	File       string    `json:"file"`
+	SHA256     string    `json:"sha256,omitempty"`
+	Label      string    `json:"label,omitempty"` // the source's own name for the run
+	ExternalID string    `json:"externalId,omitempty"`
+	ImportedAt time.Time `json:"importedAt,omitzero"`
+}
+
+// Engine identifies the exact engine build.
+type Engine struct {
+	Family  string  `json:"family"` // llama.cpp, ik_llama.cpp, vllm, node-llama-cpp
+	Source  string  `json:"source,omitempty"` // git URL, npm package, or path
+	Ref     string  `json:"ref,omitempty"`    // as requested
+	Commit  string  `json:"commit,omitempty"` // full 40-hex when locked
+	Version string  `json:"version,omitempty"`
+	BuildID string  `json:"buildId,omitempty"`
+	Backend string  `json:"backend,omitempty"`
+	Patches []Patch `json:"patches,omitempty"`
+}
+
+// Patch is one patch applied to the engine source, in order.
+type Patch struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// Model identifies the exact model bytes.
+type Model struct {
+	HF       string `json:"hf,omitempty"`
+	Revision string `json:"revision,omitempty"`
+	Commit   string `json:"commit,omitempty"`
+	Path     string `json:"path,omitempty"`
+	Quant    string `json:"quant,omitempty"`
+	Files    []File `json:"files,omitempty"`
+}
+
+// File is one model file with its hash.
+type File struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	// GGUF holds facts read from the file's header, when it is GGUF.
+	GGUF map[string]any `json:"gguf,omitempty"`
+}
+
+// Process is one process as executed.
+type Process struct {
+	Role string            `json:"role"` // "rpc-server", "bench"
+	Argv []string          `json:"argv"`
+	Env  map[string]string `json:"env,omitempty"`
+	Dir  string            `json:"dir,omitempty"`
+	Exit *int              `json:"exit,omitempty"`
+}
+
+// Direction of a metric: which way is better.
+const (
+	HigherIsBetter = "higher"
+	LowerIsBetter  = "lower"
+)
+
+// Metric is one measured quantity of one test, with every raw sample.
+//
+// Names are the same across engines: tokSOut (decode tok/s), tokSPrompt
+// (prefill tok/s), tokSTotal, ttftMs, tpotMs, itlMs, latencyMs, peakVramGb.
+type Metric struct {
+	Name string `json:"name"`
+	// Test names the workload the metric belongs to, in llama-bench's
+	// spelling: "tg64", "pp512", "pp512+tg128", "tg128@pp4096"; or the vLLM
+	// mode ("throughput").
+	Test      string `json:"test,omitempty"`
+	Unit      string `json:"unit"`
+	Direction string `json:"direction"`
+	// Value is the engine's own summary (llama-bench's avg_ts: the mean of
+	// the samples), kept as reported.
+	Value float64 `json:"value"`
+	// Stddev as reported by the engine, when it reports one.
+	Stddev  float64   `json:"stddev,omitempty"`
+	Samples []float64 `json:"samples,omitempty"`
+	// Derived explains how rigor computed a metric the engine does not
+	// report directly.
+	Derived string `json:"derived,omitempty"`
+}
+
+// MetricKey identifies a metric within a run: name plus test.
+func (m Metric) Key() string {
+	if m.Test == "" {
+		return m.Name
+	}
+	return m.Name + " " + m.Test
+}

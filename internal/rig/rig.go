@@ -1,0 +1,59 @@
+// Package rig describes the machine a run happens on: its accelerators, host
+// processor, memory, operating system and toolchain.
+//
+// Field names follow the MLPerf system description where one exists
+// (accelerator_model_name, accelerators_per_node, host_processor_model_name,
+// …) so that records read familiar to people who publish results.
+package rig
+
+// Rig is what rigor knows about one machine. Every field is optional: a
+// missing tool leaves its fields empty, it is never an error.
+type Rig struct {
+	// Hostname is recorded for the user's benefit; it never takes part in
+	// comparisons.
+	Hostname string `json:"hostname,omitempty"`
+
+	// AcceleratorModelName is the marketing name of the GPUs when they are
+	// all the same model, else the names joined with " + ".
+	AcceleratorModelName string `json:"accelerator_model_name,omitempty"`
+	// AcceleratorsPerNode counts the GPUs.
+	AcceleratorsPerNode int `json:"accelerators_per_node"`
+	// AcceleratorMemoryCapacityGB is the VRAM of one GPU (the smallest, when
+	// they differ), in GiB.
+	AcceleratorMemoryCapacityGB float64 `json:"accelerator_memory_capacity_gb,omitempty"`
+	// AcceleratorDriverVersion is the GPU driver's version.
+	AcceleratorDriverVersion string `json:"accelerator_driver_version,omitempty"`
+	// Accelerators lists each GPU as detected.
+	Accelerators []GPU `json:"accelerators,omitempty"`
+
+	// HostProcessorModelName is /proc/cpuinfo's "model name", as llama-bench
+	// reports it in cpu_info.
+	HostProcessorModelName string `json:"host_processor_model_name,omitempty"`
+	// HostProcessorCoreCount is the number of logical CPUs.
+	HostProcessorCoreCount int `json:"host_processor_core_count,omitempty"`
+	// HostMemoryCapacityGB is MemTotal in GiB.
+	HostMemoryCapacityGB float64 `json:"host_memory_capacity_gb,omitempty"`
+	// OperatingSystem is PRETTY_NAME from os-release, e.g. "Ubuntu 24.04.4 LTS".
+	OperatingSystem string `json:"operating_system,omitempty"`
+	// Kernel is the kernel release (uname -r).
+	Kernel string `json:"kernel,omitempty"`
+	// Arch is GOOS/GOARCH style, e.g. "linux/amd64".
+	Arch string `json:"arch,omitempty"`
+
+	// Toolchain holds the versions of the compilers and runtimes a build or a
+	// run would use (cmake, cc, c++, node, nvcc, icpx, python, …).
+	Toolchain map[string]string `json:"toolchain,omitempty"`
+}
+
+// GPU is one accelerator.
+type GPU struct {
+	Index         int     `json:"index"`
+	Vendor        string  `json:"vendor,omitempty"` // nvidia, amd, intel
+	Name          string  `json:"name"`
+	MemoryGB      float64 `json:"memory_gb,omitempty"` // GiB
+	DriverVersion string  `json:"driver_version,omitempty"`
+	UUID          string  `json:"uuid,omitempty"`
+	PCIBusID      string  `json:"pci_bus_id,omitempty"`
+	Arch          string  `json:"arch,omitempty"` // sm_89, gfx1201, …
+	Source        string  `json:"source,omitempty"` // which tool reported it
+}
