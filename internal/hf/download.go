@@ -1,0 +1,393 @@
+package hf
+
+import (
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// DownloadOptions configures [Client.Download].
+type DownloadOptions struct {
+	// CacheDir is the hub cache to download into; "" means [CacheDir]().
+	CacheDir string
+	// Revision, when it is a branch or tag name rather than the commit
+	// itself, is recorded as refs/<Revision> holding the commit, so tools
+	// that look files up by branch name find this snapshot.
+	Revision string
+	// Progress, when set, is called as bytes of a file arrive (and once
+	// with done == total for a file already in the cache). It is called
+	// from the goroutine that called Download.
+	Progress func(file string, done, total int64)
+}
+
+// Download fetches files of repo at commit (GET
+// {endpoint}/{repo}/resolve/{commit}/{path}, following redirects to the
+// CDN) into the cache: each file into blobs/<hash>.incomplete, resuming a
+// partial file with a Range request, verified while streaming against its
+// sha256 (and git blob id for small files), then renamed to blobs/<hash>.
+// Only when every file is verified are the relative symlinks
+// snapshots/<commit>/<path> → ../../blobs/<hash> made, and
+// refs/<revision> written, so a snapshot directory never holds a
+// partial or unverified file. A file whose blob is already in the cache
+// with the right hash is not downloaded again. A corrupted download fails
+// with a [*ChecksumError] and its partial file is removed.
+//
+// In offline mode Download succeeds only if every blob is already cached.
+func (c *Client) Download(ctx context.Context, repo, commit string, files []FileInfo, opts DownloadOptions) error {
+	if err := ValidateRepoID(repo); err != nil {
+		return err
+	}
+	if !isHex(commit, 40) {
+		return fmt.Errorf("downloading %s: commit %q is not a 40-hex commit", repo, commit)
+	}
+	commit = strings.ToLower(commit)
+	if opts.Revision != "" {
+		if err := validFilePath(opts.Revision); err != nil {
+			return fmt.Errorf("downloading %s: revision %q: %w", repo, opts.Revision, err)
+		}
+	}
+	cache := opts.CacheDir
+	if cache == "" {
+		var err error
+		if cache, err = CacheDir(); err != nil {
+			return err
+		}
+	}
+	for _, f := range files {
+		if err := validFilePath(f.Path); err != nil {
+			return fmt.Errorf("downloading %s@%s: %w", repo, commit, err)
+		}
+		if blobName(f) == "" {
+			return fmt.Errorf("downloading %s@%s: %s: no sha256 or git blob id to verify it against", repo, commit, f.Path)
+		}
+		if f.Size < 0 {
+			return fmt.Errorf("downloading %s@%s: %s: negative size %d", repo, commit, f.Path, f.Size)
+		}
+	}
+	repoDir := RepoDir(cache, repo)
+	if err := os.MkdirAll(filepath.Join(repoDir, "blobs"), 0o755); err != nil {
+		return fmt.Errorf("downloading %s: %w", repo, err)
+	}
+	for _, f := range files {
+		if err := c.downloadBlob(ctx, repoDir, repo, commit, f, opts.Progress); err != nil {
+			return fmt.Errorf("downloading %s@%s: %s: %w", repo, commit, f.Path, err)
+		}
+	}
+	for _, f := range files {
+		if err := linkSnapshot(repoDir, commit, f); err != nil {
+			return fmt.Errorf("downloading %s@%s: linking %s: %w", repo, commit, f.Path, err)
+		}
+	}
+	if opts.Revision != "" && opts.Revision != commit {
+		ref := filepath.Join(repoDir, "refs", filepath.FromSlash(opts.Revision))
+		if err := writeFileAtomic(ref, []byte(commit)); err != nil {
+			return fmt.Errorf("downloading %s@%s: writing refs/%s: %w", repo, commit, opts.Revision, err)
+		}
+	}
+	return nil
+}
+
+// downloadBlob makes sure blobs/<name> holds f's verified content.
+func (c *Client) downloadBlob(ctx context.Context, repoDir, repo, commit string, f FileInfo, progress func(string, int64, int64)) error {
+	blob := filepath.Join(repoDir, "blobs", blobName(f))
+	ok, err := verifyExisting(blob, repo, f)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if progress != nil {
+			progress(f.Path, f.Size, f.Size)
+		}
+		return nil
+	}
+	if c.offline {
+		return ErrOffline
+	}
+	part := blob + ".incomplete"
+	if err := c.fetch(ctx, repo, commit, f, part, progress); err != nil {
+		var ce *ChecksumError
+		if errors.As(err, &ce) {
+			os.Remove(part)
+		}
+		return err
+	}
+	if err := os.Rename(part, blob); err != nil {
+		return err
+	}
+	return nil
+}
+
+// verifyExisting reports whether blob exists with f's size and hashes. A
+// blob that is there but wrong is removed.
+func verifyExisting(blob, repo string, f FileInfo) (bool, error) {
+	st, err := os.Stat(blob)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !st.Mode().IsRegular() || st.Size() != f.Size {
+		return false, os.Remove(blob)
+	}
+	fh, err := os.Open(blob)
+	if err != nil {
+		return false, err
+	}
+	defer fh.Close()
+	v := newVerifier(f)
+	if _, err := io.Copy(v, fh); err != nil {
+		return false, fmt.Errorf("hashing cached %s: %w", blob, err)
+	}
+	if v.check(repo, f) != nil {
+		fh.Close()
+		return false, os.Remove(blob)
+	}
+	return true, nil
+}
+
+// verifier hashes content as it streams: sha256 always, and the git blob
+// sha1 ("blob <size>\x00" + content) for files stored in git.
+type verifier struct {
+	sha256 hash.Hash
+	git    hash.Hash // nil for LFS files
+	size   int64
+}
+
+func newVerifier(f FileInfo) *verifier {
+	v := &verifier{sha256: sha256.New(), size: f.Size}
+	if !f.LFS && isHex(f.BlobID, 40) {
+		v.git = sha1.New()
+	}
+	v.reset()
+	return v
+}
+
+func (v *verifier) reset() {
+	v.sha256.Reset()
+	if v.git != nil {
+		v.git.Reset()
+		fmt.Fprintf(v.git, "blob %d\x00", v.size)
+	}
+}
+
+func (v *verifier) Write(p []byte) (int, error) {
+	v.sha256.Write(p)
+	if v.git != nil {
+		v.git.Write(p)
+	}
+	return len(p), nil
+}
+
+// check compares the hashes with f's, returning a *ChecksumError.
+func (v *verifier) check(repo string, f FileInfo) error {
+	if f.SHA256 != "" {
+		got := hex.EncodeToString(v.sha256.Sum(nil))
+		if !strings.EqualFold(got, f.SHA256) {
+			return &ChecksumError{Repo: repo, Path: f.Path, Algo: "sha256", Want: strings.ToLower(f.SHA256), Got: got}
+		}
+	}
+	if v.git != nil {
+		got := hex.EncodeToString(v.git.Sum(nil))
+		if !strings.EqualFold(got, f.BlobID) {
+			return &ChecksumError{Repo: repo, Path: f.Path, Algo: "git-sha1", Want: strings.ToLower(f.BlobID), Got: got}
+		}
+	}
+	return nil
+}
+
+// fetch downloads f into part, resuming from part's current length and
+// retrying transient failures from wherever the last attempt stopped.
+func (c *Client) fetch(ctx context.Context, repo, commit string, f FileInfo, part string, progress func(string, int64, int64)) error {
+	fh, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return err
+	}
+	v := newVerifier(f)
+	offset := st.Size()
+	if offset > f.Size {
+		offset = 0
+	}
+	if offset > 0 {
+		// Hash what an earlier run left, then carry on after it.
+		n, err := io.Copy(v, io.LimitReader(fh, offset))
+		if err != nil {
+			return fmt.Errorf("reading partial download %s: %w", part, err)
+		}
+		if n != offset {
+			offset = 0
+			v.reset()
+		}
+	}
+	restart := func() error {
+		offset = 0
+		v.reset()
+		return nil
+	}
+	r := request{
+		method: http.MethodGet,
+		url:    c.endpoint + "/" + repo + "/resolve/" + commit + "/" + escapePath(f.Path),
+		repo:   repo,
+		rev:    commit,
+		path:   f.Path,
+	}
+	buf := make([]byte, 1<<20)
+	err = c.retry(ctx, func() *attemptError {
+		if err := fh.Truncate(offset); err != nil {
+			return &attemptError{err: err}
+		}
+		if _, err := fh.Seek(offset, io.SeekStart); err != nil {
+			return &attemptError{err: err}
+		}
+		if progress != nil {
+			progress(f.Path, offset, f.Size)
+		}
+		if offset == f.Size {
+			return nil
+		}
+		r.header = http.Header{"Accept-Encoding": {"identity"}}
+		if offset > 0 {
+			r.header.Set("Range", "bytes="+strconv.FormatInt(offset, 10)+"-")
+		}
+		resp, done, ae := c.send(ctx, r)
+		if ae != nil {
+			if he, ok := ae.err.(*HubError); ok && he.Status == http.StatusRequestedRangeNotSatisfiable {
+				// The partial file is not a prefix of this blob: start over.
+				restart()
+				ae.transient = true
+			}
+			return ae
+		}
+		defer done()
+		switch resp.StatusCode {
+		case http.StatusPartialContent:
+			start, ok := contentRangeStart(resp.Header.Get("Content-Range"))
+			if !ok || start != offset {
+				restart()
+				return &attemptError{err: fmt.Errorf("GET %s: asked for bytes from %d, got Content-Range %q", r.url, offset, resp.Header.Get("Content-Range")), transient: true}
+			}
+		case http.StatusOK:
+			if offset > 0 {
+				// The server ignored Range and sends the whole file.
+				restart()
+				if err := fh.Truncate(0); err != nil {
+					return &attemptError{err: err}
+				}
+				if _, err := fh.Seek(0, io.SeekStart); err != nil {
+					return &attemptError{err: err}
+				}
+			}
+		default:
+			return &attemptError{err: fmt.Errorf("GET %s: unexpected status %s", r.url, resp.Status)}
+		}
+		// Read one byte past the expected end to notice an overlong body.
+		body := io.LimitReader(resp.Body, f.Size-offset+1)
+		for {
+			n, rerr := body.Read(buf)
+			if n > 0 {
+				if offset+int64(n) > f.Size {
+					return &attemptError{err: fmt.Errorf("GET %s: server sent more than the %d bytes locked", r.url, f.Size)}
+				}
+				if _, err := fh.Write(buf[:n]); err != nil {
+					return &attemptError{err: fmt.Errorf("writing %s: %w", part, err)}
+				}
+				v.Write(buf[:n])
+				offset += int64(n)
+				if progress != nil {
+					progress(f.Path, offset, f.Size)
+				}
+			}
+			if rerr == io.EOF {
+				break
+			}
+			if rerr != nil {
+				return c.transportError(ctx, resp.Body.(*watchedBody).w, r, rerr)
+			}
+		}
+		if offset < f.Size {
+			return &attemptError{err: fmt.Errorf("GET %s: body ended at byte %d of %d", r.url, offset, f.Size), transient: true}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return v.check(repo, f)
+}
+
+// contentRangeStart parses the first byte position of "bytes a-b/n".
+func contentRangeStart(v string) (int64, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(v), "bytes ")
+	if !ok {
+		return 0, false
+	}
+	a, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// linkSnapshot points snapshots/<commit>/<path> at ../../blobs/<name> with
+// a relative symlink, replacing whatever was there.
+func linkSnapshot(repoDir, commit string, f FileInfo) error {
+	link := filepath.Join(repoDir, "snapshots", commit, filepath.FromSlash(f.Path))
+	target := strings.Repeat("../", 2+strings.Count(f.Path, "/")) + "blobs/" + blobName(f)
+	if cur, err := os.Readlink(link); err == nil && cur == target {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		return err
+	}
+	tmp := link + ".tmp-link"
+	os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to name through a temporary file and rename.
+func writeFileAtomic(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}
