@@ -43,17 +43,37 @@ type Rig struct {
 	// Toolchain holds the versions of the compilers and runtimes a build or a
 	// run would use (cmake, cc, c++, node, nvcc, icpx, python, …).
 	Toolchain map[string]string `json:"toolchain,omitempty"`
+
+	// Notes says what detection could not do: a vendor tool that is not on
+	// PATH, one that failed or printed something unparseable, a file that
+	// could not be read. Notes never take part in comparisons.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // GPU is one accelerator.
+//
+// Name is the normalized marketing name ([NormalizeName]: "Intel Arc Pro
+// B70"); RawName keeps the tool's spelling ("Intel(R) Arc(TM) Pro B70
+// Graphics") and is set only when it differs from Name. Index is the
+// vendor tool's own index (the one CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES
+// or ONEAPI_DEVICE_SELECTOR use), so two GPUs of different vendors may share
+// an index. PCIBusID is normalized to the lower-case "0000:03:00.0" form
+// whatever the tool printed.
 type GPU struct {
 	Index         int     `json:"index"`
 	Vendor        string  `json:"vendor,omitempty"` // nvidia, amd, intel
 	Name          string  `json:"name"`
-	MemoryGB      float64 `json:"memory_gb,omitempty"` // GiB
+	RawName       string  `json:"raw_name,omitempty"`
+	MemoryGB      float64 `json:"memory_gb,omitempty"` // GiB, rounded to 0.1
 	DriverVersion string  `json:"driver_version,omitempty"`
 	UUID          string  `json:"uuid,omitempty"`
 	PCIBusID      string  `json:"pci_bus_id,omitempty"`
-	Arch          string  `json:"arch,omitempty"` // sm_89, gfx1201, …
+	Arch          string  `json:"arch,omitempty"`   // sm_89, gfx1201, …
 	Source        string  `json:"source,omitempty"` // which tool reported it
+
+	// Driver is the kernel driver bound to the device (amdgpu, xe, i915,
+	// nvidia), from sysfs.
+	Driver string `json:"driver,omitempty"`
+	// PCIID is "vendor:device" in hex, e.g. "8086:e223".
+	PCIID string `json:"pci_id,omitempty"`
 }

@@ -1,0 +1,521 @@
+package rig
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// RigFileEnv names the environment variable that replaces detection: when
+// it holds a path, [Detect] reads the [Rig] from that JSON file (the format
+// `rigor rig --json` prints) instead of looking at the machine. Test
+// harnesses use it to pretend to be another box, e.g. a 4× Arc Pro B70 rig.
+// Summary fields left out of the file are derived from its accelerators.
+const RigFileEnv = "RIGOR_RIG_FILE"
+
+// DefaultTimeout bounds each command [Detect] runs.
+const DefaultTimeout = 5 * time.Second
+
+// DetectOptions configures [Detect]. The zero value detects the real
+// machine.
+type DetectOptions struct {
+	// Root is the file system root under which /proc, /sys and /etc are
+	// read; "" means "/". When Root is not "/", the kernel release and
+	// hostname are also read from Root/proc/sys/kernel/{osrelease,hostname}
+	// rather than asked of the running kernel, so that a test tree stands
+	// for a whole machine.
+	Root string
+
+	// Run runs a command and returns its standard output. nil runs it with
+	// os/exec; a failure's error carries the first line of standard error.
+	Run func(ctx context.Context, name string, args ...string) ([]byte, error)
+
+	// LookPath reports whether a command is installed, as exec.LookPath.
+	// nil means exec.LookPath.
+	LookPath func(name string) (string, error)
+
+	// Timeout bounds each command; 0 means [DefaultTimeout].
+	Timeout time.Duration
+}
+
+// Detect describes the machine it runs on. It runs the GPU vendor tools it
+// finds on PATH (nvidia-smi; amd-smi, else rocm-smi; xpu-smi, else
+// sycl-ls), each under a timeout, reads /proc, /sys/class/drm and
+// /etc/os-release under opts.Root, and asks cmake, cc, c++, node, npm,
+// python3, nvcc, icpx and hipcc for their versions when they are on PATH.
+//
+// Nothing missing is an error: a tool that is absent, fails or prints
+// something unparseable is skipped and said so in [Rig.Notes], and sysfs
+// stands in for absent vendor tools. GPUs that two sources report (same PCI
+// address) are merged, the vendor tool's fields winning. Detect returns an
+// error only when ctx ends or when [RigFileEnv] names a file that cannot be
+// read.
+func Detect(ctx context.Context, opts DetectOptions) (*Rig, error) {
+	if path := os.Getenv(RigFileEnv); path != "" {
+		r, err := ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", RigFileEnv, err)
+		}
+		return r, nil
+	}
+	d := detector{opts: opts}
+	if d.opts.Root == "" {
+		d.opts.Root = "/"
+	}
+	if d.opts.Run == nil {
+		d.opts.Run = runCommand
+	}
+	if d.opts.LookPath == nil {
+		d.opts.LookPath = exec.LookPath
+	}
+	if d.opts.Timeout <= 0 {
+		d.opts.Timeout = DefaultTimeout
+	}
+	r := &Rig{Arch: runtime.GOOS + "/" + runtime.GOARCH}
+	d.rig = r
+	d.host()
+	d.gpus(ctx)
+	d.toolchain(ctx)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("detecting rig: %w", err)
+	}
+	if len(d.missing) > 0 {
+		r.Notes = append(r.Notes, "not on PATH: "+strings.Join(d.missing, ", "))
+	}
+	r.fillSummary()
+	return r, nil
+}
+
+// ReadFile reads a [Rig] from a JSON file and derives the summary fields
+// it leaves out from its accelerators. Unknown fields are an error, so that
+// a misspelt key in a hand-written rig file does not pass unnoticed.
+func ReadFile(path string) (*Rig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading rig: %w", err)
+	}
+	var r Rig
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("reading rig %s: %w", path, err)
+	}
+	r.fillSummary()
+	return &r, nil
+}
+
+type detector struct {
+	opts    DetectOptions
+	rig     *Rig
+	missing []string // GPU tools not on PATH, for one note
+}
+
+func (d *detector) note(format string, args ...any) {
+	d.rig.Notes = append(d.rig.Notes, fmt.Sprintf(format, args...))
+}
+
+// path maps an absolute machine path to the path under Root.
+func (d *detector) path(p string) string {
+	return filepath.Join(d.opts.Root, filepath.FromSlash(p))
+}
+
+// read reads a file under Root; a missing file is noted only when
+// noteMissing is set.
+func (d *detector) read(p string, noteMissing bool) []byte {
+	b, err := os.ReadFile(d.path(p))
+	if err != nil {
+		if noteMissing || !errors.Is(err, fs.ErrNotExist) {
+			d.note("reading %s: %v", p, unwrapPathError(err))
+		}
+		return nil
+	}
+	return b
+}
+
+// unwrapPathError drops the *fs.PathError's path, which under a test root
+// would not be the path the note names.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (d *detector) host() {
+	r := d.rig
+	if d.opts.Root == "/" {
+		if h, err := os.Hostname(); err == nil {
+			r.Hostname = h
+		}
+		var u unix.Utsname
+		if err := unix.Uname(&u); err == nil {
+			r.Kernel = unix.ByteSliceToString(u.Release[:])
+		} else {
+			d.note("uname: %v", err)
+		}
+	} else {
+		r.Hostname = strings.TrimSpace(string(d.read("/proc/sys/kernel/hostname", false)))
+		r.Kernel = strings.TrimSpace(string(d.read("/proc/sys/kernel/osrelease", true)))
+	}
+	if b := d.read("/proc/cpuinfo", true); b != nil {
+		if c, err := ParseCPUInfo(b); err != nil {
+			d.note("%v", err)
+		} else {
+			r.HostProcessorModelName, r.HostProcessorCoreCount = c.ModelName, c.LogicalCPUs
+		}
+	}
+	if b := d.read("/proc/meminfo", true); b != nil {
+		if n, err := ParseMemInfo(b); err != nil {
+			d.note("%v", err)
+		} else {
+			r.HostMemoryCapacityGB = gib(float64(n))
+		}
+	}
+	b := d.read("/etc/os-release", false)
+	if b == nil {
+		b = d.read("/usr/lib/os-release", true)
+	}
+	if b != nil {
+		r.OperatingSystem = osName(ParseOSRelease(b))
+	}
+}
+
+// run runs a tool under the per-command timeout. ok is false when the tool
+// is not on PATH (recorded for the "not on PATH" note when gpuTool is set)
+// or failed (noted).
+func (d *detector) run(ctx context.Context, gpuTool bool, name string, args ...string) ([]byte, bool) {
+	if _, err := d.opts.LookPath(name); err != nil {
+		if gpuTool {
+			d.missing = append(d.missing, name)
+		}
+		return nil, false
+	}
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	cctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
+	defer cancel()
+	out, err := d.opts.Run(cctx, name, args...)
+	if err != nil {
+		if cctx.Err() == context.DeadlineExceeded {
+			err = fmt.Errorf("timed out after %v", d.opts.Timeout)
+		}
+		d.note("%s %s: %v", name, strings.Join(args, " "), err)
+		return nil, false
+	}
+	return out, true
+}
+
+// parsed runs a vendor tool and parses its output, noting failures.
+func (d *detector) parsed(ctx context.Context, parse func([]byte) ([]GPU, error), name string, args ...string) []GPU {
+	out, ok := d.run(ctx, true, name, args...)
+	if !ok {
+		return nil
+	}
+	gpus, err := parse(out)
+	if err != nil {
+		d.note("%s: %v", name, err)
+		return nil
+	}
+	return gpus
+}
+
+func (d *detector) gpus(ctx context.Context) {
+	var gpus []GPU
+	have := func(vendor string) bool {
+		for _, g := range gpus {
+			if g.Vendor == vendor {
+				return true
+			}
+		}
+		return false
+	}
+
+	// NVIDIA: nvidia-smi, else the proprietary driver's procfs files.
+	gpus = append(gpus, d.parsed(ctx, ParseNvidiaSMI, "nvidia-smi", NvidiaSMIArgs...)...)
+	if !have("nvidia") {
+		gpus = append(gpus, d.nvidiaProcfs()...)
+	}
+	if b := d.read("/proc/driver/nvidia/version", false); b != nil {
+		if v, err := ParseNvidiaVersion(b); err != nil {
+			d.note("%v", err)
+		} else {
+			for i := range gpus {
+				if gpus[i].Vendor == "nvidia" && gpus[i].DriverVersion == "" {
+					gpus[i].DriverVersion = v
+				}
+			}
+		}
+	}
+
+	// AMD: amd-smi replaces rocm-smi; ask rocm-smi only without an answer.
+	amd := d.parsed(ctx, ParseAmdSMI, "amd-smi", AmdSMIArgs...)
+	if len(amd) == 0 {
+		amd = d.parsed(ctx, ParseRocmSMI, "rocm-smi", RocmSMIArgs...)
+	}
+	gpus = append(gpus, amd...)
+
+	// Intel: xpu-smi, with per-device details for memory and driver.
+	xpu := d.parsed(ctx, ParseXpuSMI, "xpu-smi", XpuSMIArgs...)
+	for i := range xpu {
+		out, ok := d.run(ctx, true, "xpu-smi", "discovery", "-d", strconv.Itoa(xpu[i].Index), "-j")
+		if !ok {
+			continue
+		}
+		det, err := ParseXpuSMI(out)
+		if err != nil || len(det) != 1 {
+			d.note("xpu-smi discovery -d %d: no device details (%v)", xpu[i].Index, err)
+			continue
+		}
+		mergeGPU(&xpu[i], det[0])
+	}
+	gpus = append(gpus, xpu...)
+
+	// sycl-ls, Intel's oneAPI tool, stands in for xpu-smi; it also lists
+	// CUDA and HIP devices, taken only for vendors nothing else reported.
+	if !have("intel") {
+		known := map[string]bool{}
+		for _, g := range gpus {
+			known[g.Vendor] = true
+		}
+		for _, g := range d.parsed(ctx, ParseSyclLs, "sycl-ls") {
+			if g.Vendor != "" && !known[g.Vendor] {
+				gpus = append(gpus, g)
+			}
+		}
+	}
+
+	gpus = d.mergeDRM(gpus)
+	d.rig.Accelerators = gpus
+}
+
+// nvidiaProcfs reads /proc/driver/nvidia/gpus/*/information.
+func (d *detector) nvidiaProcfs() []GPU {
+	dirs, err := filepath.Glob(filepath.Join(d.path("/proc/driver/nvidia/gpus"), "*", "information"))
+	if err != nil {
+		return nil
+	}
+	sort.Strings(dirs)
+	var gpus []GPU
+	for _, p := range dirs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			d.note("reading nvidia gpu information: %v", unwrapPathError(err))
+			continue
+		}
+		g, err := ParseNvidiaGPUInformation(b)
+		if err != nil {
+			d.note("%v", err)
+			continue
+		}
+		gpus = append(gpus, g)
+	}
+	return gpus
+}
+
+// mergeDRM completes gpus with what sysfs knows. A sysfs GPU at the same PCI
+// address as a tool's fills the tool's missing fields; one whose vendor no
+// tool reported is added. When a tool reported a vendor's GPUs without PCI
+// addresses (sycl-ls) and sysfs sees as many of that vendor, all with the
+// same memory, that memory is filled in.
+func (d *detector) mergeDRM(gpus []GPU) []GPU {
+	drm, err := ReadDRM(d.path("/sys/class/drm"))
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			d.note("%v", unwrapPathError(err))
+		}
+		return gpus
+	}
+	byVendor := map[string][]GPU{}
+	toolVendor := map[string]int{}
+	for _, g := range gpus {
+		toolVendor[g.Vendor]++
+	}
+	for _, s := range drm {
+		matched := false
+		for i := range gpus {
+			if s.PCIBusID != "" && gpus[i].PCIBusID == s.PCIBusID {
+				mergeGPU(&gpus[i], s)
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			byVendor[s.Vendor] = append(byVendor[s.Vendor], s)
+		}
+	}
+	vendors := make([]string, 0, len(byVendor))
+	for v := range byVendor {
+		vendors = append(vendors, v)
+	}
+	sort.Strings(vendors)
+	for _, v := range vendors {
+		rest := byVendor[v]
+		if toolVendor[v] == 0 {
+			gpus = append(gpus, rest...)
+			continue
+		}
+		var unplaced []int
+		for i := range gpus {
+			if gpus[i].Vendor == v && gpus[i].PCIBusID == "" {
+				unplaced = append(unplaced, i)
+			}
+		}
+		if len(unplaced) != len(rest) {
+			continue
+		}
+		same := true
+		for _, s := range rest {
+			same = same && s.MemoryGB == rest[0].MemoryGB && s.Driver == rest[0].Driver
+		}
+		if !same {
+			continue
+		}
+		for _, i := range unplaced {
+			if gpus[i].MemoryGB == 0 {
+				gpus[i].MemoryGB = rest[0].MemoryGB
+			}
+			if gpus[i].Driver == "" {
+				gpus[i].Driver = rest[0].Driver
+			}
+		}
+	}
+	return gpus
+}
+
+// mergeGPU fills dst's empty fields from src.
+func mergeGPU(dst *GPU, src GPU) {
+	if dst.Name == "" {
+		dst.Name, dst.RawName = src.Name, src.RawName
+	}
+	if dst.MemoryGB == 0 {
+		dst.MemoryGB = src.MemoryGB
+	}
+	if dst.DriverVersion == "" {
+		dst.DriverVersion = src.DriverVersion
+	}
+	if dst.UUID == "" {
+		dst.UUID = src.UUID
+	}
+	if dst.PCIBusID == "" {
+		dst.PCIBusID = src.PCIBusID
+	}
+	if dst.Arch == "" {
+		dst.Arch = src.Arch
+	}
+	if dst.Driver == "" {
+		dst.Driver = src.Driver
+	}
+	if dst.PCIID == "" {
+		dst.PCIID = src.PCIID
+	}
+}
+
+// toolchainTools lists the toolchain entries; each tries its commands in
+// order and records the first one on PATH under that command's name.
+var toolchainTools = [][]string{
+	{"cmake"}, {"cc", "gcc"}, {"c++", "g++"}, {"node"}, {"npm"}, {"python3"},
+	{"nvcc"}, {"icpx"}, {"hipcc"},
+}
+
+func (d *detector) toolchain(ctx context.Context) {
+	for _, alts := range toolchainTools {
+		for _, name := range alts {
+			if _, err := d.opts.LookPath(name); err != nil {
+				continue
+			}
+			out, ok := d.run(ctx, false, name, "--version")
+			if ok {
+				if v := versionLine(name, out); v != "" {
+					if d.rig.Toolchain == nil {
+						d.rig.Toolchain = map[string]string{}
+					}
+					d.rig.Toolchain[name] = v
+				}
+			}
+			break
+		}
+	}
+}
+
+// versionLine picks the line of `name --version` output worth recording:
+// the first non-empty line, except for nvcc whose first line names the
+// program and whose version is on the "release" line.
+func versionLine(name string, out []byte) string {
+	lines := strings.Split(strings.ReplaceAll(string(out), "\r\n", "\n"), "\n")
+	if name == "nvcc" {
+		for _, l := range lines {
+			if strings.Contains(l, "release") {
+				return strings.TrimSpace(l)
+			}
+		}
+	}
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// maxOutput caps what runCommand keeps of a tool's standard output.
+const maxOutput = 4 << 20
+
+// runCommand is the default [DetectOptions.Run].
+func runCommand(ctx context.Context, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stdout, stderr capped
+	stdout.max, stderr.max = maxOutput, 4096
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = time.Second
+	if err := cmd.Run(); err != nil {
+		if line := firstLine(stderr.buf.String()); line != "" {
+			return nil, fmt.Errorf("%w: %s", err, line)
+		}
+		if line := firstLine(stdout.buf.String()); line != "" {
+			return nil, fmt.Errorf("%w: %s", err, line)
+		}
+		return nil, err
+	}
+	return stdout.buf.Bytes(), nil
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// capped is a writer that keeps the first max bytes and drops the rest.
+type capped struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.buf.Len(); room > 0 {
+		if len(p) > room {
+			c.buf.Write(p[:room])
+		} else {
+			c.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
