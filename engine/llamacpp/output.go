@@ -100,7 +100,7 @@ func (e *OutputFormatError) Error() string {
 	case "unrecognized":
 		return fmt.Sprintf("llama-bench output is not JSON: starts with %q", e.Line)
 	}
-	return fmt.Sprintf("llama-bench output is %s, not JSON (rigor reads llama-bench -o json)", e.Format)
+	return fmt.Sprintf("llama-bench output is %s, not JSON (rigor reads only -o json or -o jsonl output)", e.Format)
 }
 
 // ParseJSON reads llama-bench -o json output: an array of row objects,
