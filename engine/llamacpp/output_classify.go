@@ -275,8 +275,12 @@ func outCause(stderr []byte) string {
 		return ""
 	}
 	line := strings.TrimSpace(lines[pick])
+	// "main: error: failed to load model" reads better without its
+	// prefix; "CUDA error: out of memory" needs its own.
 	if i := strings.Index(line, "error: "); i >= 0 {
-		line = strings.TrimSpace(line[i+len("error: "):])
+		if p := line[:i]; p == "" || (strings.HasSuffix(p, ": ") && !strings.Contains(strings.TrimSuffix(p, ": "), " ")) {
+			line = strings.TrimSpace(line[i+len("error: "):])
+		}
 	}
 	if strings.Contains(line, "failed to load model") && pick > 0 {
 		if prev := strings.TrimSpace(lines[pick-1]); prev != "" {
