@@ -104,7 +104,7 @@ func (c *Client) ResolveRevision(ctx context.Context, repo, rev string) (string,
 		return "", fmt.Errorf("resolving %s@%s: %w", repo, rev, err)
 	}
 	if !isHex(info.SHA, 40) {
-		return "", fmt.Errorf("resolving %s@%s: response of GET %s: sha %q is not a 40-hex commit", repo, rev, r.url, info.SHA)
+		return "", fmt.Errorf("resolving %s@%s: response of GET %s: sha %q is not a 40-hex commit", repo, rev, r.url, c.red.redact(clip(info.SHA)))
 	}
 	return strings.ToLower(info.SHA), nil
 }
@@ -142,6 +142,10 @@ func (c *Client) ListFiles(ctx context.Context, repo, commit string) ([]FileInfo
 		if seen[next] || page > maxPages {
 			return nil, fmt.Errorf("listing files of %s@%s: pagination loops at %s", repo, commit, next)
 		}
+		if c.red.redact(next) != next {
+			// Never send the token back in a URL, nor print it in an error.
+			return nil, fmt.Errorf("listing files of %s@%s: the hub's next-page link holds the token; refusing to follow it", repo, commit)
+		}
 		seen[next] = true
 		r := request{method: http.MethodGet, url: next, repo: repo, rev: commit}
 		var entries []treeEntry
@@ -155,19 +159,19 @@ func (c *Client) ListFiles(ctx context.Context, repo, commit string) ([]FileInfo
 			}
 			fi, err := e.fileInfo()
 			if err != nil {
-				return nil, fmt.Errorf("listing files of %s@%s: response of GET %s: entry %d: %w", repo, commit, next, i, err)
+				return nil, fmt.Errorf("listing files of %s@%s: response of GET %s: entry %d: %s", repo, commit, next, i, c.red.redact(err.Error()))
 			}
 			files = append(files, fi)
 		}
 		next, err = nextLink(next, hdr.Values("Link"))
 		if err != nil {
-			return nil, fmt.Errorf("listing files of %s@%s: response of GET %s: %w", repo, commit, r.url, err)
+			return nil, fmt.Errorf("listing files of %s@%s: response of GET %s: %s", repo, commit, r.url, c.red.redact(err.Error()))
 		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	for i := 1; i < len(files); i++ {
 		if files[i].Path == files[i-1].Path {
-			return nil, fmt.Errorf("listing files of %s@%s: %q listed twice", repo, commit, files[i].Path)
+			return nil, fmt.Errorf("listing files of %s@%s: %q listed twice", repo, commit, c.red.redact(files[i].Path))
 		}
 	}
 	return files, nil
@@ -284,6 +288,14 @@ func validFilePath(p string) error {
 		}
 	}
 	return nil
+}
+
+// clip shortens untrusted text quoted in an error.
+func clip(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "…"
+	}
+	return s
 }
 
 func isHex(s string, n int) bool {
