@@ -187,10 +187,12 @@ func (d *detector) host() {
 	}
 	b := d.read("/etc/os-release", false)
 	if b == nil {
-		b = d.read("/usr/lib/os-release", true)
+		b = d.read("/usr/lib/os-release", false)
 	}
 	if b != nil {
 		r.OperatingSystem = osName(ParseOSRelease(b))
+	} else {
+		d.note("no /etc/os-release or /usr/lib/os-release")
 	}
 }
 
@@ -330,8 +332,9 @@ func (d *detector) nvidiaProcfs() []GPU {
 // mergeDRM completes gpus with what sysfs knows. A sysfs GPU at the same PCI
 // address as a tool's fills the tool's missing fields; one whose vendor no
 // tool reported is added. When a tool reported a vendor's GPUs without PCI
-// addresses (sycl-ls) and sysfs sees as many of that vendor, all with the
-// same memory, that memory is filled in.
+// addresses (sycl-ls) and sysfs sees as many of that vendor, all alike
+// (same memory, driver and PCI id), those fields are filled in: with
+// identical cards the pairing does not matter.
 func (d *detector) mergeDRM(gpus []GPU) []GPU {
 	drm, err := ReadDRM(d.path("/sys/class/drm"))
 	if err != nil {
@@ -380,7 +383,7 @@ func (d *detector) mergeDRM(gpus []GPU) []GPU {
 		}
 		same := true
 		for _, s := range rest {
-			same = same && s.MemoryGB == rest[0].MemoryGB && s.Driver == rest[0].Driver
+			same = same && s.MemoryGB == rest[0].MemoryGB && s.Driver == rest[0].Driver && s.PCIID == rest[0].PCIID
 		}
 		if !same {
 			continue
@@ -391,6 +394,9 @@ func (d *detector) mergeDRM(gpus []GPU) []GPU {
 			}
 			if gpus[i].Driver == "" {
 				gpus[i].Driver = rest[0].Driver
+			}
+			if gpus[i].PCIID == "" {
+				gpus[i].PCIID = rest[0].PCIID
 			}
 		}
 	}
