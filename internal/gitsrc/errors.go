@@ -93,6 +93,9 @@ type PatchError struct {
 	// Commit is the commit the patch was applied to (after the patches before
 	// it in the list).
 	Commit string
+	// Position is the patch's 1-based place in the list; the patches before
+	// it applied.
+	Position int
 	// File is the path in the source tree that failed, when git named one.
 	File string
 	// Hunk is the failing hunk's header ("@@ -123,7 +123,8 @@ ..."), when
@@ -110,6 +113,9 @@ type PatchError struct {
 func (e *PatchError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "patch %s does not apply at %s", e.Patch, shortSHA(e.Commit))
+	if e.Position > 1 {
+		fmt.Fprintf(&b, " after the %d patches before it", e.Position-1)
+	}
 	if e.File != "" {
 		fmt.Fprintf(&b, ": %s", e.File)
 	}

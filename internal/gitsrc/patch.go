@@ -113,6 +113,9 @@ func build(ctx context.Context, mirror, commit, dir string, pd []patchData, info
 	}
 	for i, p := range pd {
 		offsets, err := applyPatch(ctx, dir, commit, p)
+		if pe, ok := err.(*PatchError); ok {
+			pe.Position = i + 1
+		}
 		if err != nil {
 			return err
 		}
