@@ -17,9 +17,10 @@ import (
 //	 "ramGB": number, "os": string, "kernel": string, "arch": string}
 //
 // gpu.name is [Rig.AcceleratorModelName], gpu.vramGB the smallest GPU's
-// memory in GiB, gpu.driver [Rig.AcceleratorDriverVersion] and gpu.vendor
-// the vendors joined with " + " when they differ. Keys whose value is
-// unknown are left out, so a requirement on them fails as incomplete rather
+// memory in GiB (an int when whole, so that `vramGB: 32` unifies), gpu.driver [Rig.AcceleratorDriverVersion] and gpu.vendor
+// the vendors joined with " + " when they differ. ramGB is MemTotal in GiB,
+// below the installed size (a 16 GB machine reports about 15.6), so
+// requirements on it want a margin. Keys whose value is unknown are left out, so a requirement on them fails as incomplete rather
 // than as a mismatch; gpu.count is always present (0 without GPUs).
 // Summary fields left empty are derived from [Rig.Accelerators] first.
 func (r *Rig) Facts() map[string]any {
@@ -33,7 +34,7 @@ func (r *Rig) Facts() map[string]any {
 		gpu["vendor"] = v
 	}
 	if s.AcceleratorMemoryCapacityGB > 0 {
-		gpu["vramGB"] = s.AcceleratorMemoryCapacityGB
+		gpu["vramGB"] = cueNumber(s.AcceleratorMemoryCapacityGB)
 	}
 	if s.AcceleratorDriverVersion != "" {
 		gpu["driver"] = s.AcceleratorDriverVersion
@@ -50,12 +51,23 @@ func (r *Rig) Facts() map[string]any {
 		f["cpu"] = cpu
 	}
 	if s.HostMemoryCapacityGB > 0 {
-		f["ramGB"] = s.HostMemoryCapacityGB
+		f["ramGB"] = cueNumber(s.HostMemoryCapacityGB)
 	}
 	for k, v := range map[string]string{"os": s.OperatingSystem, "kernel": s.Kernel, "arch": s.Arch} {
 		if v != "" {
 			f[k] = v
 		}
+	}
+	return f
+}
+
+// cueNumber returns a whole number as an int and anything else as a
+// float64. CUE's int and float kinds do not unify (`32 & 32.0` is an
+// error), and a user writes `vramGB: 32`, not `vramGB: 32.0`; bounds such
+// as `>=31.5` accept either kind.
+func cueNumber(f float64) any {
+	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return int(f)
 	}
 	return f
 }
