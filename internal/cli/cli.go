@@ -1,0 +1,179 @@
+// Package cli is rigor's command tree: one file per verb. It is the only
+// package that prints or decides exit codes; the library packages return
+// values and errors.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+// Version is set by main (from -ldflags) before Main runs.
+var Version = "devel"
+
+type globals struct {
+	Chdir string `short:"C" name:"chdir" placeholder:"DIR" help:"Run as if started in DIR." env:"RIGOR_CHDIR"`
+}
+
+type cli struct {
+	globals
+
+	Version kong.VersionFlag `help:"Print the version and exit."`
+
+	Init initCmd `cmd:"" help:"Create a new rigor module with the schema and an example experiment."`
+	Vet  vetCmd  `cmd:"" help:"Check experiments and report every error with its position."`
+	List listCmd `cmd:"" help:"List experiments and their sweep points."`
+	Show showCmd `cmd:"" help:"Show an experiment's effective configuration and the exact plan a run would execute."`
+}
+
+// env is what commands get: writers, the working directory.
+type env struct {
+	stdout, stderr io.Writer
+	wd             string
+}
+
+// Main runs rigor with os.Args and returns the exit code.
+func Main() int {
+	return Run(os.Args[1:], os.Stdout, os.Stderr)
+}
+
+// Run runs rigor with args and returns the exit code.
+func Run(args []string, stdout, stderr io.Writer) (code int) {
+	var c cli
+	exited := false
+	parser, err := kong.New(&c,
+		kong.Name("rigor"),
+		kong.Description("rigor makes LLM-inference benchmarks reproducible: write experiments in CUE, lock their inputs, run them, record the results in git, and compare."),
+		kong.Vars{"version": "rigor " + Version},
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { exited = true; code = c; panic(exitPanic{}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "rigor: error: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(exitPanic); ok && exited {
+				return
+			}
+			panic(r)
+		}
+	}()
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		var pe *kong.ParseError
+		if errors.As(err, &pe) {
+			fmt.Fprintf(stderr, "rigor: error: %v\n", err)
+			fmt.Fprintf(stderr, "rigor: hint: run 'rigor %s--help' for usage\n", commandPrefix(pe))
+			return ExitUsage
+		}
+		printError(stderr, err)
+		return 1
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	if c.Chdir != "" {
+		if err := os.Chdir(c.Chdir); err != nil {
+			printError(stderr, fmt.Errorf("-C: %w", err))
+			return 1
+		}
+		defer os.Chdir(wd)
+		wd, _ = os.Getwd()
+	}
+	e := &env{stdout: stdout, stderr: stderr, wd: wd}
+	if err := kctx.Run(e); err != nil {
+		return report(stderr, err)
+	}
+	return 0
+}
+
+type exitPanic struct{}
+
+func commandPrefix(pe *kong.ParseError) string {
+	if pe.Context == nil {
+		return ""
+	}
+	if cmd := pe.Context.Selected(); cmd != nil {
+		return cmd.Path() + " "
+	}
+	return ""
+}
+
+// report prints err and returns its exit code.
+func report(stderr io.Writer, err error) int {
+	var q quietError
+	if errors.As(err, &q) {
+		return q.code
+	}
+	printError(stderr, err)
+	var ec interface{ ExitCode() int }
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return 1
+}
+
+// hintError carries hints for the user beside an error.
+type hintError struct {
+	err   error
+	hints []string
+}
+
+func (e *hintError) Error() string { return e.err.Error() }
+func (e *hintError) Unwrap() error { return e.err }
+
+func withHint(err error, hints ...string) error {
+	if err == nil {
+		return nil
+	}
+	return &hintError{err: err, hints: hints}
+}
+
+// quietError is an error already reported to the user.
+type quietError struct{ code int }
+
+func (e quietError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// printError writes `rigor: error: …` and its `rigor: hint: …` lines.
+func printError(w io.Writer, err error) {
+	msg := err.Error()
+	fmt.Fprintf(w, "rigor: error: %s\n", strings.TrimSpace(msg))
+	for _, h := range hintsOf(err) {
+		fmt.Fprintf(w, "rigor: hint: %s\n", h)
+	}
+}
+
+func hintsOf(err error) []string {
+	var hints []string
+	var he *hintError
+	if errors.As(err, &he) {
+		hints = append(hints, he.hints...)
+	}
+	var nm *spec.NoMatchError
+	if errors.As(err, &nm) {
+		for _, s := range nm.Suggestions {
+			hints = append(hints, fmt.Sprintf("did you mean %s?", s))
+		}
+		hints = append(hints, "'rigor list' shows every experiment id")
+	}
+	var mi *spec.MalformedIDError
+	if errors.As(err, &mi) {
+		hints = append(hints, "ids are <directory under experiments/>/<field name>, e.g. minimax-m27-b70/baseline, or a point: minimax-m27-b70/ubSweep[ub=16]; 'rigor list' shows them")
+	}
+	if errors.Is(err, spec.ErrNoModule) {
+		hints = append(hints, "run rigor inside a module (a directory with cue.mod/), pass -C DIR, or create one with 'rigor init'")
+	}
+	return hints
+}

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+// loadSet finds the module from the working directory and loads the
+// experiments the patterns select.
+func (e *env) loadSet(patterns []string) (*spec.Set, error) {
+	root, err := spec.FindRoot(e.wd)
+	if err != nil {
+		return nil, err
+	}
+	set, err := spec.Load(spec.Options{Root: root, Patterns: patterns})
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "no experiments") || strings.HasPrefix(err.Error(), "no "+spec.ExperimentsDir) {
+			return nil, withHint(err, "write experiments as CUE files in "+spec.ExperimentsDir+"/<name>/*.cue; 'rigor init' creates an example")
+		}
+		return set, err
+	}
+	return set, nil
+}
+
+// printProblems writes every problem as `rigor: error: file:line:col: id:
+// path: message` with its hints.
+func (e *env) printProblems(w io.Writer, probs []*spec.Problem) {
+	for _, p := range probs {
+		var b strings.Builder
+		if len(p.Pos) > 0 {
+			b.WriteString(spec.FormatPos(p.Pos[0], e.wd))
+			b.WriteString(": ")
+		}
+		if len(p.IDs) > 0 {
+			b.WriteString(p.IDs[0])
+			b.WriteString(": ")
+		} else if p.Package != "" {
+			b.WriteString(p.Package)
+			b.WriteString(": ")
+		}
+		if p.Path != "" && !strings.HasPrefix(p.Msg, p.Path) {
+			b.WriteString(p.Path)
+			b.WriteString(": ")
+		}
+		b.WriteString(p.Msg)
+		if len(p.Pos) > 1 {
+			var also []string
+			for _, x := range p.Pos[1:] {
+				also = append(also, spec.FormatPos(x, e.wd))
+			}
+			fmt.Fprintf(&b, " (see also %s)", strings.Join(also, ", "))
+		}
+		if len(p.IDs) > 1 {
+			fmt.Fprintf(&b, " (also in %s)", strings.Join(p.IDs[1:], ", "))
+		}
+		fmt.Fprintf(w, "rigor: error: %s\n", b.String())
+		for _, h := range p.Hints {
+			fmt.Fprintf(w, "rigor: hint: %s\n", h)
+		}
+	}
+}
+
+// problemsError reports that experiments have errors, after they were
+// printed.
+func (e *env) problemsError(set *spec.Set) error {
+	if len(set.Problems) == 0 {
+		return nil
+	}
+	e.printProblems(e.stderr, set.Problems)
+	broken := 0
+	for _, x := range set.Experiments {
+		if x.Broken {
+			broken++
+		}
+	}
+	n := len(set.Problems)
+	fmt.Fprintf(e.stderr, "rigor: error: %d %s in %d of %d experiments\n", n, plural(n, "error", "errors"), broken, len(set.Experiments))
+	return quietError{code: ExitProblems}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

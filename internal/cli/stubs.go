@@ -1,0 +1,5 @@
+package cli
+
+type initCmd struct{}
+type listCmd struct{}
+type showCmd struct{}

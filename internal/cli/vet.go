@@ -1,0 +1,37 @@
+package cli
+
+import "fmt"
+
+type vetCmd struct {
+	Patterns []string `arg:"" optional:"" name:"pattern" help:"Experiment ids, packages or globs (default: all)."`
+}
+
+func (vetCmd) Help() string {
+	return `Every error of every experiment is reported once, with its file:line:col,
+and with a hint where a common mistake is recognised. One broken
+experiment never hides the others. Exit status 1 when there is any error.
+
+Examples:
+  rigor vet
+  rigor vet minimax-m27-b70
+  rigor vet 'minimax-m27-b70/kv*'`
+}
+
+func (c *vetCmd) Run(e *env) error {
+	set, err := e.loadSet(c.Patterns)
+	if err != nil {
+		if set != nil && len(set.Problems) > 0 {
+			e.printProblems(e.stderr, set.Problems)
+		}
+		return err
+	}
+	if err := e.problemsError(set); err != nil {
+		return err
+	}
+	points := 0
+	for _, x := range set.Experiments {
+		points += len(x.Points)
+	}
+	fmt.Fprintf(e.stderr, "rigor: %d %s, %d %s: ok\n", len(set.Experiments), plural(len(set.Experiments), "experiment", "experiments"), points, plural(points, "point", "points"))
+	return nil
+}

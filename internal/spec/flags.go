@@ -1,0 +1,246 @@
+package spec
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+)
+
+// FlagDef is one typed flag of an engine family, read from the schema's
+// `@flag(SPELLING[,sweep][,switch][,pairs])` attributes.
+type FlagDef struct {
+	// Name is the CUE field name, e.g. "nkvo".
+	Name string
+	// Spelling is the command-line flag, e.g. "-nkvo".
+	Spelling string
+	// Sweep is true when the engine's bench tool sweeps the flag itself
+	// from a comma list within one process.
+	Sweep bool
+	// Switch is true for flags that take no value: true writes the flag,
+	// false leaves it out.
+	Switch bool
+	// Pairs is true for list-of-pairs values written once per pair
+	// (-pg 512,128).
+	Pairs bool
+	// Doc is the field's doc comment in the schema.
+	Doc string
+}
+
+// FlagTable is the ordered flag set of one schema definition.
+type FlagTable struct {
+	// Def is the schema definition, e.g. "#IkLlamaBenchFlags".
+	Def  string
+	Defs []FlagDef
+}
+
+// Lookup finds a flag by field name.
+func (t *FlagTable) Lookup(name string) (FlagDef, bool) {
+	for _, d := range t.Defs {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return FlagDef{}, false
+}
+
+// Names lists the field names in schema order.
+func (t *FlagTable) Names() []string {
+	names := make([]string, len(t.Defs))
+	for i, d := range t.Defs {
+		names[i] = d.Name
+	}
+	return names
+}
+
+// familyDefs maps an engine family to its schema definitions for flags and
+// bench.
+var familyDefs = map[string][2]string{
+	FamilyLlamaCpp:   {"#LlamaBenchFlags", "#LlamaBench"},
+	FamilyIkLlamaCpp: {"#IkLlamaBenchFlags", "#LlamaBench"},
+	FamilyVLLM:       {"#VllmFlags", "#VllmBench"},
+	FamilyNodeLlama:  {"#NodeLlamaFlags", "#LlamaBench"},
+}
+
+// flagTable reads the flag definitions of a schema definition.
+func flagTable(schemaVal cue.Value, def string) (*FlagTable, error) {
+	v := schemaVal.LookupPath(cue.ParsePath(def))
+	if !v.Exists() {
+		return nil, fmt.Errorf("schema has no definition %s", def)
+	}
+	it, err := v.Fields(cue.Optional(true))
+	if err != nil {
+		return nil, fmt.Errorf("reading schema %s: %w", def, err)
+	}
+	t := &FlagTable{Def: def}
+	for it.Next() {
+		sel := it.Selector()
+		if sel.IsDefinition() || sel.PkgPath() != "" && strings.HasPrefix(sel.String(), "_") {
+			continue
+		}
+		name := strings.TrimSuffix(sel.String(), "?")
+		fd := FlagDef{Name: name}
+		a := it.Value().Attribute("flag")
+		if a.Err() == nil {
+			fd.Spelling, _ = a.String(0)
+			for i := 1; i < a.NumArgs(); i++ {
+				s, _ := a.String(i)
+				switch s {
+				case "sweep":
+					fd.Sweep = true
+				case "switch":
+					fd.Switch = true
+				case "pairs":
+					fd.Pairs = true
+				}
+			}
+		}
+		for _, cg := range it.Value().Doc() {
+			fd.Doc = strings.TrimSpace(cg.Text())
+		}
+		t.Defs = append(t.Defs, fd)
+	}
+	return t, nil
+}
+
+// Arg is one flag of a plan with its rendered value.
+type Arg struct {
+	Def FlagDef
+	// Values are the rendered values; one for a scalar, several for pairs
+	// (each written with its own occurrence of the flag).
+	Values []string
+	// On is false for a switch set to false (left out of the argv).
+	On bool
+}
+
+// Argv renders the arg as command-line words.
+func (a Arg) Argv() []string {
+	if a.Def.Switch {
+		if a.On {
+			return []string{a.Def.Spelling}
+		}
+		return nil
+	}
+	var out []string
+	for _, v := range a.Values {
+		out = append(out, a.Def.Spelling, v)
+	}
+	return out
+}
+
+// renderArgs turns a decoded flags or bench map into ordered args, in the
+// table's order. Fields without a spelling are skipped (the engine package
+// maps them itself).
+func renderArgs(t *FlagTable, m map[string]any) ([]Arg, error) {
+	var out []Arg
+	for _, d := range t.Defs {
+		v, ok := m[d.Name]
+		if !ok || d.Spelling == "" {
+			continue
+		}
+		a := Arg{Def: d, On: true}
+		switch {
+		case d.Switch:
+			b, _ := v.(bool)
+			a.On = b
+		case d.Pairs:
+			list, _ := v.([]any)
+			for _, p := range list {
+				pair, _ := p.([]any)
+				var parts []string
+				for _, x := range pair {
+					parts = append(parts, RenderValue(x))
+				}
+				a.Values = append(a.Values, strings.Join(parts, ","))
+			}
+			if len(a.Values) == 0 {
+				continue
+			}
+		default:
+			a.Values = []string{RenderValue(v)}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// RenderValue writes a decoded CUE scalar the way a command line takes it:
+// integers in decimal, floats in the shortest form, bools as 1/0.
+func RenderValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		if x {
+			return "1"
+		}
+		return "0"
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		if x == float64(int64(x)) && x < 1e15 && x > -1e15 {
+			return strconv.FormatInt(int64(x), 10)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = RenderValue(e)
+		}
+		return strings.Join(parts, ",")
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// nearest returns the candidate closest to s by edit distance, when it is
+// close enough to be a plausible typo.
+func nearest(s string, candidates []string) string {
+	best, bestD := "", 1<<30
+	ls := strings.ToLower(s)
+	for _, c := range candidates {
+		d := editDistance(ls, strings.ToLower(c))
+		if d < bestD || d == bestD && c < best {
+			best, bestD = c, d
+		}
+	}
+	limit := max(1, len(s)/3)
+	if bestD <= limit {
+		return best
+	}
+	return ""
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,511 @@
+package spec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/cuecontext"
+	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/token"
+
+	"github.com/rigorbench/rigor/schema"
+)
+
+// ExperimentsDir is the directory under the module root that holds the
+// experiment packages.
+const ExperimentsDir = "experiments"
+
+// ErrNoModule is returned when no cue.mod directory is found.
+var ErrNoModule = errors.New("not inside a rigor module: no cue.mod directory found")
+
+// FindRoot walks up from dir to the directory that holds cue.mod/.
+func FindRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, "cue.mod", "module.cue")); err == nil && !fi.IsDir() {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", ErrNoModule
+		}
+	}
+}
+
+// Options control [Load].
+type Options struct {
+	// Root is the module root (the directory holding cue.mod/).
+	Root string
+	// Patterns select experiments by id: an exact id
+	// ("minimax-m27-b70/baseline"), a package ("minimax-m27-b70"), or a
+	// path.Match glob ("minimax-m27-b70/kv*"). No pattern selects all.
+	Patterns []string
+}
+
+// Set is the result of loading a module's experiments.
+type Set struct {
+	Root        string
+	Experiments []*Experiment
+	// Problems are every error found, each once, sorted by position.
+	Problems []*Problem
+
+	ctx    *cue.Context
+	schema cue.Value
+	tables map[string]*FlagTable
+}
+
+// Experiment is one named #Experiment value.
+type Experiment struct {
+	// ID is the package directory plus the field name.
+	ID      string
+	Package string
+	Name    string
+	Pos     token.Pos
+	Value   cue.Value
+	// Spec is the decoded experiment (its sweep not expanded).
+	Spec Spec
+	// Points are the sweep points; one point equal to the experiment when
+	// there is no sweep.
+	Points []*Point
+	// Requires is the #requires constraint value.
+	Requires cue.Value
+	// Broken is true when the experiment has problems; its Spec and Points
+	// are then incomplete.
+	Broken bool
+}
+
+// Point is one concrete configuration after sweep expansion.
+type Point struct {
+	ID         string
+	Experiment *Experiment
+	// Axes are the swept values of the point, in axis order.
+	Axes  []Axis
+	Value cue.Value
+	Spec  Spec
+	// Flags and Bench are the typed flags and workload as command-line
+	// args, in schema order.
+	Flags []Arg
+	Bench []Arg
+	// Digest is the sha256 of the point's canonical JSON.
+	Digest string
+	// CanonicalJSON is the point's effective configuration with sorted
+	// keys.
+	CanonicalJSON []byte
+}
+
+// Axis is one swept field and its value at a point.
+type Axis struct {
+	// Section is flags, bench or env.
+	Section string
+	Name    string
+	Value   any
+}
+
+// Label is the axis as written in point ids: "ub=16" for flags,
+// "bench.n=64" otherwise.
+func (a Axis) Label() string {
+	v := RenderValue(a.Value)
+	if a.Section == "flags" {
+		return a.Name + "=" + v
+	}
+	return a.Section + "." + a.Name + "=" + v
+}
+
+// Path is the field path of the axis, e.g. "flags.ub".
+func (a Axis) Path() string { return a.Section + "." + a.Name }
+
+var idPart = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+// Packages lists the experiment package directories under root, relative to
+// the experiments directory, slash-separated and sorted.
+func Packages(root string) ([]string, error) {
+	base := filepath.Join(root, ExperimentsDir)
+	fi, err := os.Stat(base)
+	if err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("no %s directory in %s", ExperimentsDir, root)
+	}
+	var pkgs []string
+	err = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != base && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") || d.Name() == "cue.mod") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(d.Name(), ".cue") && !strings.HasPrefix(d.Name(), ".") {
+			rel, _ := filepath.Rel(base, filepath.Dir(p))
+			rel = filepath.ToSlash(rel)
+			if len(pkgs) == 0 || pkgs[len(pkgs)-1] != rel {
+				pkgs = append(pkgs, rel)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(pkgs)
+	return dedupe(pkgs), nil
+}
+
+func dedupe(s []string) []string {
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// schemaOverlay maps the on-disk location of the schema package in the
+// module to the embedded files, so the binary's schema always wins.
+func schemaOverlay(root, modulePath string) (map[string]load.Source, string, error) {
+	dir := filepath.Join(root, "cue.mod", "pkg", filepath.FromSlash(schema.ImportPath))
+	if strings.TrimSuffix(modulePath, "@v0") == "github.com/rigorbench/rigor" {
+		dir = filepath.Join(root, "schema")
+	}
+	entries, err := fs.ReadDir(schema.FS, ".")
+	if err != nil {
+		return nil, "", err
+	}
+	ov := map[string]load.Source{}
+	for _, e := range entries {
+		b, err := fs.ReadFile(schema.FS, e.Name())
+		if err != nil {
+			return nil, "", err
+		}
+		ov[filepath.Join(dir, e.Name())] = load.FromBytes(b)
+	}
+	return ov, dir, nil
+}
+
+var moduleRe = regexp.MustCompile(`(?m)^\s*module:\s*"([^"]+)"`)
+
+// ModulePath reads the CUE module path from cue.mod/module.cue.
+func ModulePath(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "cue.mod", "module.cue"))
+	if err != nil {
+		return "", err
+	}
+	m := moduleRe.FindSubmatch(b)
+	if m == nil {
+		return "", fmt.Errorf("cue.mod/module.cue: no module: field")
+	}
+	return string(m[1]), nil
+}
+
+// Load reads, validates and expands the experiments of a module. It
+// returns an error only when nothing can be loaded at all (no module, no
+// experiments directory); problems in experiments are in Set.Problems, and
+// one broken experiment never hides the others.
+func Load(opts Options) (*Set, error) {
+	root := opts.Root
+	modPath, err := ModulePath(root)
+	if err != nil {
+		return nil, fmt.Errorf("reading cue.mod/module.cue: %w", err)
+	}
+	pkgs, err := Packages(root)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := newSelector(opts.Patterns)
+	if err != nil {
+		return nil, err
+	}
+	var load1 []string
+	for _, p := range pkgs {
+		if sel.wantsPackage(p) {
+			load1 = append(load1, p)
+		}
+	}
+	ov, schemaDir, err := schemaOverlay(root, modPath)
+	if err != nil {
+		return nil, err
+	}
+	s := &Set{Root: root, ctx: cuecontext.New(), tables: map[string]*FlagTable{}}
+	col := newCollector(root, schemaDir)
+
+	if err := s.loadSchema(root, ov); err != nil {
+		return nil, err
+	}
+	if len(load1) == 0 {
+		if len(pkgs) == 0 {
+			return s, fmt.Errorf("no experiments: %s/ holds no .cue files", ExperimentsDir)
+		}
+		s.Problems = col.list()
+		return s, sel.unmatched(s)
+	}
+	args := make([]string, len(load1))
+	for i, p := range load1 {
+		args[i] = "./" + ExperimentsDir + "/" + p
+	}
+	cfg := &load.Config{ModuleRoot: root, Dir: root, Overlay: ov}
+	insts := load.Instances(args, cfg)
+	for i, inst := range insts {
+		pkg := load1[i]
+		s.loadPackage(pkg, inst, sel, col)
+	}
+	s.Problems = col.list()
+	sort.SliceStable(s.Experiments, func(i, j int) bool { return s.Experiments[i].ID < s.Experiments[j].ID })
+	return s, sel.unmatched(s)
+}
+
+func (s *Set) loadSchema(root string, ov map[string]load.Source) error {
+	// The schema is loaded through a tiny package that imports it, so the
+	// module's own resolution (cue.mod/pkg or the module itself) is used.
+	dir := filepath.Join(root, ".rigor-schema-probe")
+	file := filepath.Join(dir, "probe.cue")
+	ov2 := map[string]load.Source{}
+	for k, v := range ov {
+		ov2[k] = v
+	}
+	ov2[file] = load.FromString("package probe\nimport \"" + schema.ImportPath + "\"\nschema\n")
+	cfg := &load.Config{ModuleRoot: root, Dir: root, Overlay: ov2}
+	insts := load.Instances([]string{file}, cfg)
+	if len(insts) != 1 || insts[0].Err != nil {
+		if len(insts) == 1 {
+			return fmt.Errorf("loading the embedded schema: %w", insts[0].Err)
+		}
+		return fmt.Errorf("loading the embedded schema")
+	}
+	v := s.ctx.BuildInstance(insts[0])
+	if v.Err() != nil {
+		return fmt.Errorf("building the embedded schema: %w", v.Err())
+	}
+	s.schema = v
+	for fam, defs := range familyDefs {
+		for _, d := range defs {
+			t, err := flagTable(v, d)
+			if err != nil {
+				return err
+			}
+			s.tables[d] = t
+		}
+		_ = fam
+	}
+	return nil
+}
+
+// Schema returns the schema package value.
+func (s *Set) Schema() cue.Value { return s.schema }
+
+// Context returns the CUE context the set was built in.
+func (s *Set) Context() *cue.Context { return s.ctx }
+
+// FlagTable returns the flag table of an engine family ("flags") or its
+// bench workload ("bench").
+func (s *Set) FlagTable(family, section string) *FlagTable {
+	defs, ok := familyDefs[family]
+	if !ok {
+		return nil
+	}
+	if section == "bench" {
+		return s.tables[defs[1]]
+	}
+	return s.tables[defs[0]]
+}
+
+func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *collector) {
+	if inst.Err != nil {
+		col.addCUE(pkg, "", inst.Err, s, nil)
+		return
+	}
+	v := s.ctx.BuildInstance(inst)
+	if v.Err() != nil && !v.Exists() {
+		col.addCUE(pkg, "", v.Err(), s, nil)
+		return
+	}
+	def := s.schema.LookupPath(cue.ParsePath("#Experiment"))
+	it, err := v.Fields()
+	if err != nil {
+		// A package-level error (e.g. a conflict at the top): report it
+		// and carry on with what can be read.
+		col.addCUE(pkg, "", err, s, nil)
+		return
+	}
+	for it.Next() {
+		sel1 := it.Selector()
+		name := sel1.Unquoted()
+		id := pkg + "/" + name
+		if pkg == "." {
+			id = name
+		}
+		if !sel.wantsExperiment(id, pkg) {
+			continue
+		}
+		fv := it.Value()
+		e := &Experiment{ID: id, Package: pkg, Name: name, Pos: fv.Pos()}
+		if !idPart.MatchString(name) {
+			col.add(&Problem{IDs: []string{id}, Path: name, Msg: fmt.Sprintf("experiment name %q is not a valid id part", name),
+				Pos:   userPositions([]token.Pos{fv.Pos()}, col.schemaDir),
+				Hints: []string{"experiment names start with a letter and hold letters, digits, _ and -; name helpers with a leading underscore (_base) to keep them out of the experiment list"}})
+			e.Broken = true
+			s.Experiments = append(s.Experiments, e)
+			continue
+		}
+		ev := fv.Unify(def)
+		e.Value = ev
+		e.Requires = ev.LookupPath(cue.MakePath(cue.Def("requires")))
+		before := col.count()
+		if err := ev.Validate(cue.Concrete(true)); err != nil {
+			col.addCUE(pkg, id, err, s, &ev)
+		}
+		if e.Requires.Exists() {
+			if err := e.Requires.Validate(); err != nil {
+				col.addCUE(pkg, id, err, s, &ev)
+			}
+		}
+		if col.count() > before || col.hasID(id) {
+			e.Broken = true
+			s.Experiments = append(s.Experiments, e)
+			continue
+		}
+		if err := ev.Decode(&e.Spec); err != nil {
+			col.addCUE(pkg, id, err, s, &ev)
+			e.Broken = true
+			s.Experiments = append(s.Experiments, e)
+			continue
+		}
+		s.check(e, col)
+		if !e.Broken {
+			s.expand(e, col)
+		}
+		s.Experiments = append(s.Experiments, e)
+	}
+	s.checkDuplicates(col)
+}
+
+func (s *Set) checkDuplicates(col *collector) {
+	seen := map[string]*Experiment{}
+	for _, e := range s.Experiments {
+		k := strings.ToLower(e.ID)
+		if o, ok := seen[k]; ok && o != e {
+			col.add(&Problem{IDs: []string{e.ID}, Path: e.Name,
+				Msg:   fmt.Sprintf("duplicate experiment id %q (also %q)", e.ID, o.ID),
+				Pos:   userPositions([]token.Pos{e.Pos, o.Pos}, col.schemaDir),
+				Hints: []string{"ids name results directories, which must differ on case-insensitive file systems too: rename one of them"}})
+			e.Broken = true
+			continue
+		}
+		seen[k] = e
+	}
+}
+
+// check runs the checks that CUE cannot express: model source, patches,
+// engine source per family.
+func (s *Set) check(e *Experiment, col *collector) {
+	bad := func(p string, msg string, hints ...string) {
+		pos := e.Value.LookupPath(cue.ParsePath(p)).Pos()
+		if !pos.IsValid() {
+			pos = e.Pos
+		}
+		col.add(&Problem{IDs: []string{e.ID}, Path: p, Msg: msg, Pos: userPositions([]token.Pos{pos}, col.schemaDir), Hints: hints})
+		e.Broken = true
+	}
+	m := e.Spec.Model
+	if m.HF == "" && m.Path == "" && m.Synthetic == nil {
+		bad("model", "model has no source: set hf, path or synthetic",
+			`write model: {hf: "owner/name", files: ["*.gguf"]}, model: path: "/models/x.gguf", or model: synthetic: {…}`)
+	}
+	if m.Synthetic != nil && (m.HF != "" || m.Path != "") {
+		bad("model.synthetic", "model.synthetic cannot be combined with hf or path")
+	}
+	src := e.Spec.Engine.Source
+	kinds := 0
+	for _, k := range []string{src.Git, src.NPM, src.Python, src.Path} {
+		if k != "" {
+			kinds++
+		}
+	}
+	fam := e.Spec.Engine.Family
+	switch {
+	case kinds == 0:
+		bad("engine.source", "engine.source is empty: set one of git, npm, python or path",
+			sourceHint(fam))
+	case kinds > 1:
+		bad("engine.source", "engine.source sets more than one of git, npm, python and path")
+	default:
+		k := src.Kind()
+		ok := map[string][]string{
+			FamilyLlamaCpp:   {"git", "path"},
+			FamilyIkLlamaCpp: {"git", "path"},
+			FamilyVLLM:       {"python", "path", "git"},
+			FamilyNodeLlama:  {"npm", "path"},
+		}[fam]
+		found := false
+		for _, x := range ok {
+			found = found || x == k
+		}
+		if !found {
+			bad("engine.source."+k, fmt.Sprintf("engine family %s cannot come from a %s source (it takes %s)", fam, k, strings.Join(ok, " or ")), sourceHint(fam))
+		}
+		if k == "git" && src.Ref != "" && strings.ContainsAny(src.Ref, " \t\n~^:?*[\\") {
+			bad("engine.source.ref", fmt.Sprintf("engine.source.ref %q is not a valid git ref", src.Ref))
+		}
+	}
+	if len(e.Spec.Engine.Patches) > 0 && src.Kind() != "git" {
+		bad("engine.patches", "engine.patches need a git source: patches apply to a checkout")
+	}
+	for i, p := range e.Spec.Engine.Patches {
+		ppath := fmt.Sprintf("engine.patches[%d]", i)
+		if filepath.IsAbs(p) || strings.HasPrefix(path.Clean(filepath.ToSlash(p)), "../") || path.Clean(filepath.ToSlash(p)) == ".." {
+			bad(ppath, fmt.Sprintf("patch %q is outside the module", p),
+				"patches are part of the experiment: copy the file into the module (e.g. patches/) and give its path relative to the module root, so the lock and every clone see the same bytes")
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(s.Root, filepath.FromSlash(p)))
+		if err != nil || fi.IsDir() {
+			bad(ppath, fmt.Sprintf("patch %q does not exist", p),
+				"patch paths are relative to the module root ("+s.Root+")")
+		}
+	}
+	if e.Spec.Engine.RPC != nil && fam != FamilyLlamaCpp && fam != FamilyIkLlamaCpp {
+		bad("engine.rpc", "engine.rpc is only for llama.cpp and ik_llama.cpp")
+	}
+	if fam == FamilyVLLM {
+		if _, ok := e.Spec.Bench["mode"]; !ok {
+			bad("bench.mode", "bench.mode is required for vllm: throughput, latency or serve")
+		}
+	}
+}
+
+func sourceHint(fam string) string {
+	switch fam {
+	case FamilyNodeLlama:
+		return `node-llama-cpp comes from npm: source: npm: "3.22.1"`
+	case FamilyVLLM:
+		return `vllm runs from an existing install: source: python: "/opt/venv/bin/python", or source: path: "/usr/local/bin/vllm"`
+	}
+	return `llama.cpp engines build from git: source: {git: "https://github.com/ggml-org/llama.cpp", ref: "b4748"}, or use prebuilt binaries: source: path: "/opt/llama.cpp/build/bin"`
+}
+
+// canonicalJSON renders a value as JSON with sorted keys.
+func canonicalJSON(v cue.Value) ([]byte, error) {
+	b, err := v.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var x any
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	if err := dec.Decode(&x); err != nil {
+		return nil, err
+	}
+	return json.Marshal(x)
+}

@@ -1,0 +1,530 @@
+package spec
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/token"
+)
+
+// Problem is one error in the experiments, reported once even when several
+// experiments inherit it.
+type Problem struct {
+	// IDs are the experiments the problem affects; empty for a package-level
+	// problem such as a syntax error.
+	IDs []string
+	// Package is the experiments package, for package-level problems.
+	Package string
+	// Path is the field path inside the experiment, e.g. "flags.nkvo".
+	Path string
+	Msg  string
+	// Pos are the positions in the user's files, most relevant first.
+	Pos   []token.Pos
+	Hints []string
+}
+
+// Error renders the problem on one line without hints.
+func (p *Problem) Error() string {
+	var b strings.Builder
+	if len(p.Pos) > 0 {
+		b.WriteString(FormatPos(p.Pos[0], ""))
+		b.WriteString(": ")
+	}
+	if len(p.IDs) > 0 {
+		b.WriteString(p.IDs[0])
+		b.WriteString(": ")
+	}
+	if p.Path != "" && !strings.HasPrefix(p.Msg, p.Path) {
+		b.WriteString(p.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// FormatPos renders a position as file:line:col, relative to dir when the
+// file is below it.
+func FormatPos(p token.Pos, dir string) string {
+	f := p.Filename()
+	if dir != "" {
+		if rel, err := filepath.Rel(dir, f); err == nil && !strings.HasPrefix(rel, "..") {
+			f = rel
+		}
+	}
+	return fmt.Sprintf("%s:%d:%d", filepath.ToSlash(f), p.Line(), p.Column())
+}
+
+type collector struct {
+	root, schemaDir string
+	probs           []*Problem
+	byKey           map[string]*Problem
+	ids             map[string]bool
+}
+
+func newCollector(root, schemaDir string) *collector {
+	return &collector{root: root, schemaDir: schemaDir, byKey: map[string]*Problem{}, ids: map[string]bool{}}
+}
+
+func (c *collector) count() int           { return len(c.probs) }
+func (c *collector) hasID(id string) bool { return c.ids[id] }
+
+func (c *collector) add(p *Problem) {
+	var pos []string
+	for _, x := range p.Pos {
+		pos = append(pos, x.String())
+	}
+	key := p.Package + "\x00" + p.Path + "\x00" + p.Msg + "\x00" + strings.Join(pos, ",")
+	for _, id := range p.IDs {
+		c.ids[id] = true
+	}
+	if old, ok := c.byKey[key]; ok {
+		for _, id := range p.IDs {
+			if !contains(old.IDs, id) {
+				old.IDs = append(old.IDs, id)
+			}
+		}
+		return
+	}
+	c.byKey[key] = p
+	c.probs = append(c.probs, p)
+}
+
+func contains(s []string, x string) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *collector) list() []*Problem {
+	out := append([]*Problem(nil), c.probs...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if len(a.Pos) == 0 || len(b.Pos) == 0 {
+			return len(a.Pos) > len(b.Pos)
+		}
+		pa, pb := a.Pos[0], b.Pos[0]
+		if pa.Filename() != pb.Filename() {
+			return pa.Filename() < pb.Filename()
+		}
+		if pa.Line() != pb.Line() {
+			return pa.Line() < pb.Line()
+		}
+		return pa.Column() < pb.Column()
+	})
+	return out
+}
+
+// userPositions keeps the valid positions outside the schema, most
+// derived (last in file order) first, without duplicates.
+func userPositions(ps []token.Pos, schemaDir string) []token.Pos {
+	var out []token.Pos
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if !p.IsValid() || p.Filename() == "" {
+			continue
+		}
+		if schemaDir != "" && strings.HasPrefix(p.Filename(), schemaDir+string(filepath.Separator)) {
+			continue
+		}
+		if seen[p.String()] {
+			continue
+		}
+		seen[p.String()] = true
+		out = append(out, p)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Filename() != b.Filename() {
+			return a.Filename() > b.Filename()
+		}
+		if a.Line() != b.Line() {
+			return a.Line() > b.Line()
+		}
+		return a.Column() > b.Column()
+	})
+	return out
+}
+
+type cueErr struct {
+	path   []string
+	format string
+	args   []any
+	msg    string
+	pos    []token.Pos
+}
+
+// addCUE converts a CUE error (a list) into problems with hints. exp is the
+// experiment value for context, nil for package-level errors.
+func (c *collector) addCUE(pkg, id string, err error, s *Set, exp *cue.Value) {
+	var errs []cueErr
+	for _, e := range cueerrors.Errors(err) {
+		format, args := e.Msg()
+		ce := cueErr{path: e.Path(), format: format, args: args, msg: fmt.Sprintf(format, args...), pos: cueerrors.Positions(e)}
+		if len(ce.pos) == 0 && e.Position().IsValid() {
+			ce.pos = []token.Pos{e.Position()}
+		}
+		errs = append(errs, ce)
+	}
+	// Group by path: a disjunction failure arrives as a headline plus one
+	// error per alternative.
+	type group struct {
+		path string
+		errs []cueErr
+	}
+	var groups []*group
+	byPath := map[string]*group{}
+	for _, e := range errs {
+		p := e.path
+		if id != "" && len(p) > 0 {
+			p = p[1:] // drop the experiment name
+		}
+		key := strings.Join(p, ".")
+		g, ok := byPath[key]
+		if !ok {
+			g = &group{path: key}
+			byPath[key] = g
+			groups = append(groups, g)
+		}
+		g.errs = append(g.errs, e)
+	}
+	for _, g := range groups {
+		p := c.explain(pkg, id, g.path, g.errs, s, exp)
+		c.add(p)
+	}
+}
+
+var disjHead = regexp.MustCompile(`^\d+ errors in empty disjunction`)
+
+// explain turns the CUE errors at one path into one problem with hints.
+func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *cue.Value) *Problem {
+	p := &Problem{Package: pkg, Path: fpath}
+	if id != "" {
+		p.IDs = []string{id}
+	}
+	var allPos []token.Pos
+	var conflicts []cueErr
+	var main *cueErr
+	for i := range errs {
+		e := &errs[i]
+		allPos = append(allPos, e.pos...)
+		if disjHead.MatchString(e.msg) {
+			continue
+		}
+		if strings.HasPrefix(e.format, "conflicting values") {
+			conflicts = append(conflicts, *e)
+		}
+		if main == nil {
+			main = e
+		}
+	}
+	if main == nil {
+		main = &errs[0]
+	}
+	p.Msg = main.msg
+	p.Pos = userPositions(allPos, c.schemaDir)
+	family := ""
+	if exp != nil {
+		family, _ = exp.LookupPath(cue.ParsePath("engine.family")).String()
+	}
+	last := fpath
+	if i := strings.LastIndex(fpath, "."); i >= 0 {
+		last = fpath[i+1:]
+	}
+	section := strings.SplitN(fpath, ".", 2)[0]
+
+	switch {
+	case id == "" && fpath == "":
+		// syntax and load errors
+		if strings.Contains(p.Msg, "cannot find package") || strings.Contains(p.Msg, "import failed") {
+			p.Hints = append(p.Hints, "the schema import is \""+"github.com/rigorbench/rigor/schema"+"\"; other imports must be CUE standard library packages or packages of this module")
+		}
+	case main.format == "field not allowed":
+		val := fpath
+		if section == "flags" && family != "" && s != nil {
+			if t := s.FlagTable(family, "flags"); t != nil {
+				p.Msg = fmt.Sprintf("%s has no flag %q", benchTool(family), last)
+				if n := nearest(last, t.Names()); n != "" {
+					p.Hints = append(p.Hints, fmt.Sprintf("did you mean %s? (%s)", n, flagSpelling(t, n)))
+				}
+				p.Hints = append(p.Hints, "flags that a patched engine adds go in extraArgs: [\"-flag\", \"value\"]")
+			}
+		} else if section == "bench" && family != "" && s != nil {
+			if t := s.FlagTable(family, "bench"); t != nil {
+				p.Msg = fmt.Sprintf("the %s workload of %s has no field %q", family, benchTool(family), last)
+				if n := nearest(last, t.Names()); n != "" {
+					p.Hints = append(p.Hints, fmt.Sprintf("did you mean %s?", n))
+				}
+			}
+		} else {
+			p.Msg = fmt.Sprintf("field %q is not allowed here", last)
+			if fields := schemaFieldsAt(s, fpath); len(fields) > 0 {
+				if n := nearest(last, fields); n != "" {
+					p.Hints = append(p.Hints, fmt.Sprintf("did you mean %s?", n))
+				} else if strings.Count(fpath, ".") == 0 && id != "" {
+					p.Hints = append(p.Hints, "an experiment's fields are "+strings.Join(fields, ", ")+"; keep helpers in hidden fields (_name) or definitions (#name)")
+				} else {
+					p.Hints = append(p.Hints, "allowed here: "+strings.Join(fields, ", "))
+				}
+			}
+		}
+		_ = val
+	case fpath == "engine.family":
+		user, alts := splitDisjunction(conflicts)
+		if user != "" {
+			p.Msg = fmt.Sprintf("unknown engine family %s", user)
+			if n := nearest(strings.Trim(user, `"`), Families); n != "" {
+				p.Hints = append(p.Hints, fmt.Sprintf("did you mean %q?", n))
+			}
+		}
+		if len(alts) == 0 {
+			for _, f := range Families {
+				alts = append(alts, fmt.Sprintf("%q", f))
+			}
+		}
+		p.Hints = append(p.Hints, "engine.family is one of "+strings.Join(Families, ", "))
+	case isQualityPath(fpath) && exp != nil:
+		explainQuality(p, fpath, conflicts, exp)
+	case strings.HasPrefix(fpath, "model.synthetic._"):
+		explainSynthetic(p, fpath, exp)
+	case strings.HasPrefix(fpath, "#requires"):
+		if len(conflicts) > 0 || strings.Contains(p.Msg, "incompatible") {
+			p.Msg = "impossible requirement: " + p.Msg
+			p.Hints = append(p.Hints, "no machine can satisfy #requires."+strings.TrimPrefix(fpath, "#requires.")+" as written: check the bounds (e.g. >=4 & <=8)")
+		}
+	case strings.HasPrefix(main.format, "incomplete value") || strings.Contains(main.msg, "non-concrete value"):
+		explainIncomplete(p, fpath, main, exp)
+	case len(conflicts) > 0 && len(conflicts) == len(errs) && len(conflicts) == 1:
+		explainConflict(p, fpath, conflicts[0], c.root)
+	case len(conflicts) > 0:
+		user, alts := splitDisjunction(conflicts)
+		if user != "" && len(alts) > 0 {
+			p.Msg = fmt.Sprintf("%s is not allowed: %s takes %s", user, fpath, strings.Join(alts, " | "))
+			var plain []string
+			for _, a := range alts {
+				plain = append(plain, strings.Trim(a, `"`))
+			}
+			if n := nearest(strings.Trim(user, `"`), plain); n != "" {
+				p.Hints = append(p.Hints, fmt.Sprintf("did you mean %q?", n))
+			}
+		}
+	case strings.Contains(main.msg, "out of bound") || strings.Contains(main.msg, "invalid value"):
+		// keep CUE's wording, it names the bound
+	}
+	if mt := mismatchedTypes.FindStringSubmatch(p.Msg); mt != nil {
+		p.Hints = append(p.Hints, fmt.Sprintf("%s: a %s and an %s met; numbers are written without quotes (ub: 32, not \"32\"), strings and env values with them (env: X: \"1\", not 1)", fpath, mt[1], mt[2]))
+	}
+	return p
+}
+
+var mismatchedTypes = regexp.MustCompile(`mismatched types (\w+) and (\w+)`)
+
+func flagSpelling(t *FlagTable, name string) string {
+	if d, ok := t.Lookup(name); ok {
+		return d.Spelling
+	}
+	return ""
+}
+
+// splitDisjunction finds the user's value among the conflicts of a failed
+// disjunction: it is the value present in every conflict; the others are the
+// alternatives.
+func splitDisjunction(conflicts []cueErr) (user string, alts []string) {
+	count := map[string]int{}
+	for _, c := range conflicts {
+		if len(c.args) < 2 {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, a := range c.args[:2] {
+			s := fmt.Sprint(a)
+			if !seen[s] {
+				count[s]++
+				seen[s] = true
+			}
+		}
+	}
+	for s, n := range count {
+		if n == len(conflicts) && (user == "" || s < user) {
+			user = s
+		}
+	}
+	if len(conflicts) == 1 {
+		return "", nil
+	}
+	for _, c := range conflicts {
+		for _, a := range c.args[:min(2, len(c.args))] {
+			s := fmt.Sprint(a)
+			if s != user && !contains(alts, s) {
+				alts = append(alts, s)
+			}
+		}
+	}
+	return user, alts
+}
+
+func isQualityPath(p string) bool {
+	switch p {
+	case "flags.ctk", "flags.ctv", "flags.ser", "flags.speculativeConfig":
+		return true
+	}
+	return false
+}
+
+func explainQuality(p *Problem, fpath string, conflicts []cueErr, exp *cue.Value) {
+	kv, _ := exp.LookupPath(cue.ParsePath("quality.kvCache")).String()
+	switch fpath {
+	case "flags.ctk", "flags.ctv":
+		if kv == "" {
+			return
+		}
+		parts := strings.Split(kv, "/")
+		want := parts[0]
+		if fpath == "flags.ctv" {
+			want = parts[len(parts)-1]
+		}
+		got := ""
+		for _, c := range conflicts {
+			if len(c.args) >= 2 {
+				a, b := fmt.Sprint(c.args[0]), fmt.Sprint(c.args[1])
+				if a == fmt.Sprintf("%q", want) {
+					got = b
+				} else if b == fmt.Sprintf("%q", want) {
+					got = a
+				}
+			}
+		}
+		if got == "" {
+			return
+		}
+		p.Msg = fmt.Sprintf("%s %s breaks the quality invariant kvCache: %q", fpath, got, kv)
+		k, v := parts[0], parts[len(parts)-1]
+		if fpath == "flags.ctk" {
+			k = strings.Trim(got, `"`)
+		} else {
+			v = strings.Trim(got, `"`)
+		}
+		newKV := k
+		if k != v {
+			newKV = k + "/" + v
+		}
+		p.Hints = append(p.Hints, fmt.Sprintf("a %s cache changes model quality: if that is the point, say so with quality: {kvCache: %q, tradeoff: \"…\"}", strings.Trim(got, `"`), newKV))
+	case "flags.ser":
+		p.Msg = "flags.ser turns on smart expert reduction, which breaks the quality invariant expertReduction: false"
+		p.Hints = append(p.Hints, "if dropping experts is intended, declare it: quality: expertReduction: true")
+	case "flags.speculativeConfig":
+		p.Msg = "flags.speculativeConfig turns on speculative decoding, which breaks the quality invariant speculative: false"
+		p.Hints = append(p.Hints, "declare it: quality: speculative: true")
+	}
+}
+
+func explainSynthetic(p *Problem, fpath string, exp *cue.Value) {
+	get := func(f string) int64 {
+		if exp == nil {
+			return 0
+		}
+		n, _ := exp.LookupPath(cue.ParsePath("model.synthetic." + f)).Int64()
+		return n
+	}
+	switch fpath {
+	case "model.synthetic._headsDivideEmbd":
+		p.Path = "model.synthetic.heads"
+		p.Msg = fmt.Sprintf("impossible shape: heads (%d) must divide embd (%d)", get("heads"), get("embd"))
+		p.Hints = append(p.Hints, "each attention head gets embd/heads dimensions: pick heads among the divisors of embd")
+	case "model.synthetic._kvDivideHeads":
+		p.Path = "model.synthetic.kvHeads"
+		p.Msg = fmt.Sprintf("impossible shape: kvHeads (%d) must divide heads (%d)", get("kvHeads"), get("heads"))
+	}
+}
+
+func explainIncomplete(p *Problem, fpath string, main *cueErr, exp *cue.Value) {
+	if strings.Contains(main.msg, "|") {
+		p.Msg = fmt.Sprintf("%s has no single value: %s", fpath, strings.TrimPrefix(main.msg, "incomplete value "))
+		p.Hints = append(p.Hints, "two defaults (*a | int and *b | int) met and cancel each other out: set the value concretely in the experiment, or keep a default in one place only")
+		return
+	}
+	p.Msg = fmt.Sprintf("%s is not concrete: %s", fpath, main.msg)
+	p.Hints = append(p.Hints, "every field of a runnable experiment needs a value: set "+fpath+" (constraints such as >=1 belong in #requires, or need a default: *4 | >=1)")
+}
+
+func explainConflict(p *Problem, fpath string, c cueErr, root string) {
+	if len(c.args) < 2 {
+		return
+	}
+	a, b := fmt.Sprint(c.args[0]), fmt.Sprint(c.args[1])
+	if strings.Contains(c.msg, "mismatched types") {
+		return
+	}
+	// Both sides concrete: one experiment set the field, another tried to
+	// change it.
+	if len(p.Pos) >= 2 {
+		p.Msg = fmt.Sprintf("%s is set to %s at %s and to %s: unification narrows, it never overrides", fpath, a, FormatPos(p.Pos[len(p.Pos)-1], root), b)
+	}
+	last := fpath
+	if i := strings.LastIndex(fpath, "."); i >= 0 {
+		last = fpath[i+1:]
+	}
+	typ := "int"
+	if strings.HasPrefix(a, `"`) {
+		typ = "string"
+	} else if strings.Contains(a, ".") {
+		typ = "number"
+	} else if a == "true" || a == "false" {
+		typ = "bool"
+	}
+	p.Hints = append(p.Hints, fmt.Sprintf("a variant can change only fields its base gives as a default: write %s: *%s | %s in the base, then %s: %s in the variant", last, a, typ, last, b))
+}
+
+// schemaFieldsAt lists the schema's field names at a path of #Experiment.
+func schemaFieldsAt(s *Set, fpath string) []string {
+	if s == nil || !s.schema.Exists() {
+		return nil
+	}
+	parts := strings.Split(fpath, ".")
+	v := s.schema.LookupPath(cue.ParsePath("#Experiment"))
+	for _, part := range parts[:len(parts)-1] {
+		v = v.LookupPath(cue.MakePath(cue.Str(part).Optional()))
+		if !v.Exists() {
+			v = s.schema.LookupPath(cue.ParsePath("#Experiment")).LookupPath(cue.ParsePath(strings.Join(parts[:len(parts)-1], ".")))
+			break
+		}
+	}
+	if !v.Exists() {
+		return nil
+	}
+	it, err := v.Fields(cue.Optional(true), cue.Definitions(true))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for it.Next() {
+		n := strings.TrimSuffix(it.Selector().String(), "?")
+		if strings.HasPrefix(n, "_") {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// benchTool names the benchmark program of an engine family.
+func benchTool(family string) string {
+	switch family {
+	case FamilyLlamaCpp:
+		return "llama.cpp's llama-bench"
+	case FamilyIkLlamaCpp:
+		return "ik_llama.cpp's llama-bench"
+	case FamilyVLLM:
+		return "vllm"
+	case FamilyNodeLlama:
+		return "rigor's node-llama-cpp runner"
+	}
+	return family
+}

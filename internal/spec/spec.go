@@ -1,0 +1,154 @@
+package spec
+
+// Spec is the effective configuration of one experiment or point, decoded
+// from CUE. Field names follow the schema (schema/*.cue).
+type Spec struct {
+	Description    string            `json:"description,omitempty"`
+	Notes          any               `json:"notes,omitempty"`
+	Tags           []string          `json:"tags,omitempty"`
+	Labels         []string          `json:"labels,omitempty"`
+	Model          Model             `json:"model"`
+	Engine         Engine            `json:"engine"`
+	Bench          map[string]any    `json:"bench,omitempty"`
+	Flags          map[string]any    `json:"flags,omitempty"`
+	ExtraArgs      []string          `json:"extraArgs,omitempty"`
+	Env            map[string]string `json:"env,omitempty"`
+	PassEnv        []string          `json:"passEnv,omitempty"`
+	Sweep          map[string]any    `json:"sweep,omitempty"`
+	Quality        Quality           `json:"quality"`
+	TimeoutSeconds int               `json:"timeoutSeconds,omitempty"`
+}
+
+// Model mirrors schema #Model.
+type Model struct {
+	HF        string     `json:"hf,omitempty"`
+	Revision  string     `json:"revision,omitempty"`
+	Files     []string   `json:"files,omitempty"`
+	Path      string     `json:"path,omitempty"`
+	Synthetic *Synthetic `json:"synthetic,omitempty"`
+	Quant     string     `json:"quant,omitempty"`
+	BaseModel string     `json:"baseModel,omitempty"`
+	Format    string     `json:"format,omitempty"`
+}
+
+// Rev is the requested revision, "main" when unset.
+func (m Model) Rev() string {
+	if m.Revision == "" {
+		return "main"
+	}
+	return m.Revision
+}
+
+// Synthetic mirrors schema #Synthetic.
+type Synthetic struct {
+	Arch    string `json:"arch"`
+	Layers  int    `json:"layers"`
+	Embd    int    `json:"embd"`
+	Heads   int    `json:"heads"`
+	KVHeads int    `json:"kvHeads"`
+	FF      int    `json:"ff"`
+	Vocab   int    `json:"vocab"`
+	Ctx     int    `json:"ctx"`
+	Type    string `json:"type"`
+	Seed    uint64 `json:"seed"`
+}
+
+// Engine mirrors schema #Engine.
+type Engine struct {
+	Family  string   `json:"family"`
+	Source  Source   `json:"source"`
+	Patches []string `json:"patches,omitempty"`
+	Build   Build    `json:"build"`
+	RPC     *RPC     `json:"rpc,omitempty"`
+	Version string   `json:"version,omitempty"`
+}
+
+// Engine families.
+const (
+	FamilyLlamaCpp   = "llama.cpp"
+	FamilyIkLlamaCpp = "ik_llama.cpp"
+	FamilyVLLM       = "vllm"
+	FamilyNodeLlama  = "node-llama-cpp"
+)
+
+// Families lists the engine families in the schema's order.
+var Families = []string{FamilyLlamaCpp, FamilyIkLlamaCpp, FamilyVLLM, FamilyNodeLlama}
+
+// Source mirrors schema #Source.
+type Source struct {
+	Git    string `json:"git,omitempty"`
+	Ref    string `json:"ref,omitempty"`
+	NPM    string `json:"npm,omitempty"`
+	Python string `json:"python,omitempty"`
+	Path   string `json:"path,omitempty"`
+}
+
+// Kind names which source is set: git, npm, python or path.
+func (s Source) Kind() string {
+	switch {
+	case s.Git != "":
+		return "git"
+	case s.NPM != "":
+		return "npm"
+	case s.Python != "":
+		return "python"
+	case s.Path != "":
+		return "path"
+	}
+	return ""
+}
+
+// Build mirrors schema #Build.
+type Build struct {
+	Backend string            `json:"backend,omitempty"`
+	CMake   []string          `json:"cmake,omitempty"`
+	Targets []string          `json:"targets,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+// BackendOrCPU is the build backend, "cpu" when unset.
+func (b Build) BackendOrCPU() string {
+	if b.Backend == "" {
+		return "cpu"
+	}
+	return b.Backend
+}
+
+// RPC mirrors schema #RPC.
+type RPC struct {
+	Servers             int               `json:"servers"`
+	Host                string            `json:"host,omitempty"`
+	BasePort            int               `json:"basePort,omitempty"`
+	Device              int               `json:"device,omitempty"`
+	Pin                 string            `json:"pin,omitempty"`
+	Threads             int               `json:"threads,omitempty"`
+	Cache               bool              `json:"cache,omitempty"`
+	Env                 map[string]string `json:"env,omitempty"`
+	ReadyTimeoutSeconds int               `json:"readyTimeoutSeconds,omitempty"`
+}
+
+// HostOrDefault is the worker address, 127.0.0.1 when unset.
+func (r RPC) HostOrDefault() string {
+	if r.Host == "" {
+		return "127.0.0.1"
+	}
+	return r.Host
+}
+
+// Port is the port of worker i.
+func (r RPC) Port(i int) int {
+	base := r.BasePort
+	if base == 0 {
+		base = 50052
+	}
+	return base + i
+}
+
+// Quality mirrors schema #Quality.
+type Quality struct {
+	KVCache         string  `json:"kvCache,omitempty"`
+	Speculative     *bool   `json:"speculative,omitempty"`
+	ExpertReduction *bool   `json:"expertReduction,omitempty"`
+	PowerLimitW     float64 `json:"powerLimitW,omitempty"`
+	Tradeoff        string  `json:"tradeoff,omitempty"`
+}
