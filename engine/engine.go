@@ -114,7 +114,7 @@ func ModelPath(m spec.Model, commit string) string {
 		return m.Path
 	case m.HF != "":
 		if commit == "" {
-			commit = "<locked commit>"
+			commit = "<locked-commit>"
 		}
 		return path.Join("${HF_HUB_CACHE}", "models--"+strings.ReplaceAll(m.HF, "/", "--"), "snapshots", commit, entry)
 	case m.Synthetic != nil:

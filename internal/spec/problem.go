@@ -299,6 +299,8 @@ func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *c
 			p.Msg = "impossible requirement: " + p.Msg
 			p.Hints = append(p.Hints, "no machine can satisfy #requires."+strings.TrimPrefix(fpath, "#requires.")+" as written: check the bounds (e.g. >=4 & <=8)")
 		}
+	case strings.Contains(main.msg, "incompatible list lengths"):
+		p.Hints = append(p.Hints, "lists unify element by element, so a variant cannot append to or shorten a list its base set: give the base a default (tags: *[\"a\"] | _) and write the whole list in the variant")
 	case strings.HasPrefix(main.format, "incomplete value") || strings.Contains(main.msg, "non-concrete value"):
 		explainIncomplete(p, fpath, main, exp)
 	case len(conflicts) > 0 && len(conflicts) == len(errs) && len(conflicts) == 1:

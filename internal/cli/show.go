@@ -1,0 +1,272 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/format"
+	cuejson "cuelang.org/go/encoding/json"
+
+	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/engine/all"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+type showCmd struct {
+	ID   string `arg:"" name:"id" help:"An experiment or point id, e.g. minimax-m27-b70/ubSweep[ub=16]."`
+	JSON bool   `help:"Print the configuration and the plan as JSON."`
+	Plan bool   `help:"Print only the plan."`
+}
+
+func (showCmd) Help() string {
+	return `Prints the effective configuration of an experiment or point (after
+unification and defaults), its #requires, and the exact plan a run would
+execute: every process (rpc-server workers, then the bench), its argv, its
+environment and its working directory. Paths that only a lock or a build
+can fill are shown as placeholders: <engine>, <locked commit>, <run>.
+
+Examples:
+  rigor show minimax-m27-b70/baseline
+  rigor show 'minimax-m27-b70/ubSweep[ub=16]' --plan
+  rigor show minimax-m27-int4-b70/vllmThroughput --json`
+}
+
+type showPoint struct {
+	ID     string          `json:"id"`
+	Swept  map[string]any  `json:"swept,omitempty"`
+	Digest string          `json:"specDigest"`
+	Config json.RawMessage `json:"config"`
+	Plan   *engine.Plan    `json:"plan"`
+}
+
+type showOut struct {
+	ID       string      `json:"id"`
+	Requires string      `json:"requires,omitempty"`
+	Points   []showPoint `json:"points"`
+}
+
+// findOne loads the module and returns the experiment and points an id
+// names: one experiment, and one point when the id names a point.
+func (e *env) findOne(id string) (*spec.Set, *spec.Experiment, []*spec.Point, error) {
+	if strings.ContainsAny(id, "*?") {
+		return nil, nil, nil, withHint(fmt.Errorf("%q is a pattern; this command takes one experiment id", id), "'rigor list' shows the ids")
+	}
+	expID, _ := spec.SplitPointID(id)
+	set, err := e.loadSet([]string{id})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var x *spec.Experiment
+	for _, c := range set.Experiments {
+		if c.ID == expID {
+			x = c
+		}
+	}
+	if x == nil {
+		ids := []string{}
+		for _, c := range set.Experiments {
+			ids = append(ids, c.ID)
+		}
+		return nil, nil, nil, withHint(fmt.Errorf("%q is a package, not an experiment", id), "experiments in it: "+strings.Join(ids, ", "))
+	}
+	if x.Broken {
+		var mine []*spec.Problem
+		for _, p := range set.Problems {
+			for _, pid := range p.IDs {
+				if pid == x.ID {
+					mine = append(mine, p)
+					break
+				}
+			}
+		}
+		e.printProblems(e.stderr, mine)
+		return nil, nil, nil, withHint(fmt.Errorf("%s has errors", x.ID), "fix them first: 'rigor vet "+x.ID+"'")
+	}
+	points := x.Points
+	if id != expID {
+		points = nil
+		for _, p := range x.Points {
+			if p.ID == id || samePoint(p, id) {
+				points = append(points, p)
+			}
+		}
+		if len(points) == 0 {
+			var ids []string
+			for _, p := range x.Points {
+				ids = append(ids, p.ID)
+			}
+			return nil, nil, nil, withHint(fmt.Errorf("%s has no point %q", x.ID, id), "its points: "+strings.Join(ids, ", "))
+		}
+	}
+	return set, x, points, nil
+}
+
+// samePoint matches "exp[ub=16, t=4]" written with spaces or in another
+// axis order.
+func samePoint(p *spec.Point, id string) bool {
+	_, want := spec.SplitPointID(id)
+	var parts []string
+	for _, s := range strings.Split(want, ",") {
+		parts = append(parts, strings.TrimSpace(s))
+	}
+	var have []string
+	for _, a := range p.Axes {
+		have = append(have, a.Label())
+	}
+	sort.Strings(parts)
+	sort.Strings(have)
+	return strings.Join(parts, ",") == strings.Join(have, ",")
+}
+
+func (c *showCmd) Run(e *env) error {
+	_, x, points, err := e.findOne(c.ID)
+	if err != nil {
+		return err
+	}
+	out := showOut{ID: x.ID}
+	if x.Requires.Exists() {
+		out.Requires = strings.Join(formatConstraints(x.Requires, ""), "\n")
+	}
+	for _, p := range points {
+		plan, err := all.Plan(p, engine.Inputs{})
+		if err != nil {
+			var re *engine.ReservedArgError
+			if errors.As(err, &re) {
+				return withHint(fmt.Errorf("%s: %w", p.ID, err), "remove it from extraArgs; rigor sets it from the experiment")
+			}
+			return fmt.Errorf("planning %s: %w", p.ID, err)
+		}
+		out.Points = append(out.Points, showPoint{ID: p.ID, Swept: p.SweptMap(), Digest: p.Digest, Config: p.SpecJSON(), Plan: plan})
+	}
+	if c.JSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	w := e.stdout
+	for i, sp := range out.Points {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "# %s\n", sp.ID)
+		if !c.Plan {
+			fmt.Fprintf(w, "%s\n", formatValue(points[i].Value))
+			for _, line := range strings.Split(out.Requires, "\n") {
+				if line != "" {
+					fmt.Fprintf(w, "#requires: %s\n", line)
+				}
+			}
+			fmt.Fprintf(w, "\n# plan (spec digest %s)\n", sp.Digest)
+		}
+		writePlan(w, sp.Plan)
+	}
+	return nil
+}
+
+// writePlan prints each process as a shell line people can read and copy.
+func writePlan(w io.Writer, plan *engine.Plan) {
+	for _, p := range plan.Processes {
+		head := p.Name
+		if p.ReadyAddr != "" {
+			head += fmt.Sprintf(" (%s, ready when %s accepts connections)", p.Role, p.ReadyAddr)
+		} else {
+			head += fmt.Sprintf(" (%s)", p.Role)
+		}
+		fmt.Fprintf(w, "%s:\n", head)
+		if p.Dir != "" {
+			fmt.Fprintf(w, "  cd %s\n", engine.Quote(p.Dir))
+		}
+		if len(p.PassEnv) > 0 {
+			fmt.Fprintf(w, "  # passed from the caller: %s\n", strings.Join(p.PassEnv, " "))
+		}
+		fmt.Fprintf(w, "  %s\n", p.Shell())
+	}
+}
+
+// formatValue renders a concrete CUE value as CUE source, in its field
+// order, without docs, attributes or empty lists and structs.
+func formatValue(v cue.Value) string {
+	b, err := v.MarshalJSON()
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	expr, err := cuejson.Extract("config", b)
+	if err != nil {
+		return string(b)
+	}
+	f := &ast.File{}
+	if st, ok := expr.(*ast.StructLit); ok {
+		f.Decls = st.Elts
+	}
+	out, err := format.Node(pruneEmpty(f), format.Simplify())
+	if err != nil {
+		return string(b)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// formatConstraints renders the regular fields of a constraint struct such
+// as #requires as `path: constraint` lines.
+func formatConstraints(v cue.Value, prefix string) []string {
+	it, err := v.Fields()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for it.Next() {
+		name := prefix + it.Selector().String()
+		fv := it.Value()
+		if fv.IncompleteKind() == cue.StructKind {
+			out = append(out, formatConstraints(fv, name+".")...)
+			continue
+		}
+		b, err := format.Node(fv.Syntax(cue.Docs(false), cue.Attributes(false)))
+		if err != nil {
+			continue
+		}
+		out = append(out, name+": "+strings.TrimSpace(string(b)))
+	}
+	return out
+}
+
+// pruneEmpty drops fields whose value is an empty list or struct.
+func pruneEmpty(n ast.Node) ast.Node {
+	var prune func(n ast.Node)
+	prune = func(n ast.Node) {
+		var elts *[]ast.Decl
+		switch x := n.(type) {
+		case *ast.StructLit:
+			elts = &x.Elts
+		case *ast.File:
+			elts = &x.Decls
+		default:
+			return
+		}
+		out := (*elts)[:0]
+		for _, d := range *elts {
+			if f, ok := d.(*ast.Field); ok {
+				prune(f.Value)
+				switch val := f.Value.(type) {
+				case *ast.ListLit:
+					if len(val.Elts) == 0 {
+						continue
+					}
+				case *ast.StructLit:
+					if len(val.Elts) == 0 {
+						continue
+					}
+				}
+			}
+			out = append(out, d)
+		}
+		*elts = out
+	}
+	prune(n)
+	return n
+}

@@ -1,5 +1,0 @@
-package cli
-
-type initCmd struct{}
-type listCmd struct{}
-type showCmd struct{}
