@@ -238,8 +238,8 @@ func nextLink(base string, values []string) (string, error) {
 			if err != nil {
 				return "", fmt.Errorf("malformed Link header %q: %w", v, err)
 			}
-			if u.Scheme != "http" && u.Scheme != "https" {
-				return "", fmt.Errorf("Link header %q: next page is not http(s)", v)
+			if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+				return "", fmt.Errorf("Link header %q: next page is not an http(s) URL", v)
 			}
 			return u.String(), nil
 		}

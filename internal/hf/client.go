@@ -367,7 +367,7 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		if n < 0 {
 			return 0
 		}
-		return time.Duration(n) * time.Second
+		return time.Duration(min(n, 86400)) * time.Second // no overflow
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return t.Sub(now)

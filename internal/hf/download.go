@@ -247,7 +247,6 @@ func (c *Client) fetch(ctx context.Context, repo, commit string, f FileInfo, par
 		rev:    commit,
 		path:   f.Path,
 	}
-	buf := make([]byte, 1<<20)
 	err = c.retry(ctx, func() *attemptError {
 		if err := fh.Truncate(offset); err != nil {
 			return &attemptError{err: err}
@@ -298,27 +297,20 @@ func (c *Client) fetch(ctx context.Context, repo, commit string, f FileInfo, par
 		}
 		// Read one byte past the expected end to notice an overlong body.
 		body := io.LimitReader(resp.Body, f.Size-offset+1)
-		for {
-			n, rerr := body.Read(buf)
-			if n > 0 {
-				if offset+int64(n) > f.Size {
-					return &attemptError{err: fmt.Errorf("GET %s: server sent more than the %d bytes locked", r.url, f.Size)}
-				}
-				if _, err := fh.Write(buf[:n]); err != nil {
-					return &attemptError{err: fmt.Errorf("writing %s: %w", part, err)}
-				}
-				v.Write(buf[:n])
-				offset += int64(n)
-				if progress != nil {
-					progress(f.Path, offset, f.Size)
-				}
+		start := offset
+		res := pipeCopy(fh, v, body, func(total int64) {
+			if progress != nil {
+				progress(f.Path, min(start+total, f.Size), f.Size)
 			}
-			if rerr == io.EOF {
-				break
-			}
-			if rerr != nil {
-				return c.transportError(ctx, resp.Body.(*watchedBody).w, r, rerr)
-			}
+		})
+		offset += res.n
+		switch {
+		case res.writeErr != nil:
+			return &attemptError{err: fmt.Errorf("writing %s: %w", part, res.writeErr)}
+		case offset > f.Size:
+			return &attemptError{err: fmt.Errorf("GET %s: server sent more than the %d bytes locked", r.url, f.Size)}
+		case res.readErr != io.EOF:
+			return c.transportError(ctx, resp.Body.(*watchedBody).w, r, res.readErr)
 		}
 		if offset < f.Size {
 			return &attemptError{err: fmt.Errorf("GET %s: body ended at byte %d of %d", r.url, offset, f.Size), transient: true}
