@@ -174,7 +174,7 @@ func ReadWith(r io.Reader, opts ReadOptions) (*File, error) {
 	if opts.MaxTensors == 0 {
 		opts.MaxTensors = def.MaxTensors
 	}
-	d := &decoder{r: bufio.NewReaderSize(r, chunk), opts: opts}
+	d := &decoder{r: bufio.NewReaderSize(r, 16<<10), opts: opts}
 	f, err := d.file()
 	if err != nil {
 		return nil, err
