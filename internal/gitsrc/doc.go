@@ -20,6 +20,15 @@
 // harmless, so it is allowed and reported in [PatchInfo.Offsets]. A patch that
 // does not apply is a [*PatchError] naming the patch, the file and the hunk.
 //
+// A lock resolves, then proves the patches against the mirror:
+//
+//	res, err := gitsrc.Resolve(ctx, url, ref, opts)
+//	mirror, err := gitsrc.EnsureMirror(ctx, url, opts) // fetches the commit
+//	infos, err := gitsrc.CheckPatches(ctx, mirror, res.Commit, patches)
+//
+// and a build later makes its source tree with
+// gitsrc.Checkout(ctx, mirror, commit, dir, patches).
+//
 // Network operations are bounded by [Options.Timeout]; an unreachable host is
 // an [*UnreachableError] that names the URL. With [Options.Offline] only the
 // cache is used. Concurrent rigor processes share a mirror safely: writers

@@ -19,6 +19,7 @@ type AmbiguousError struct {
 	Candidates []string
 }
 
+// Error names the prefix and every candidate.
 func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("short sha %q of %s is ambiguous: %d commits match: %s",
 		e.Prefix, e.URL, len(e.Candidates), strings.Join(e.Candidates, "; "))
@@ -35,6 +36,7 @@ type RefNotFoundError struct {
 	Offline bool
 }
 
+// Error names the ref, the URL and any suggestions.
 func (e *RefNotFoundError) Error() string {
 	var b strings.Builder
 	if e.Offline {
@@ -55,6 +57,7 @@ type NoMirrorError struct {
 	Cache string // the cache directory searched
 }
 
+// Error names the cache and the URL.
 func (e *NoMirrorError) Error() string {
 	return fmt.Sprintf("offline: the cache %s has no mirror of %s; run without --offline to fetch it", e.Cache, e.URL)
 }
@@ -67,6 +70,7 @@ type UnreachableError struct {
 	Err  error
 }
 
+// Error names the URL and the host.
 func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("cannot reach %s: host %s is unreachable: %v", e.URL, e.Host, e.Err)
 }
@@ -82,6 +86,7 @@ type TimeoutError struct {
 	Timeout time.Duration
 }
 
+// Error names the operation, the URL and the timeout.
 func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("%s %s: timed out after %s", e.Op, e.URL, e.Timeout)
 }
@@ -110,6 +115,7 @@ type PatchError struct {
 	Detail string
 }
 
+// Error names the patch, the commit, the file and the hunk.
 func (e *PatchError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "patch %s does not apply at %s", e.Patch, shortSHA(e.Commit))
