@@ -3,12 +3,14 @@ package gitsrc
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fixture is an upstream repository with branches, tags and a commit that
@@ -337,5 +339,46 @@ func TestEnsureMirror_concurrent(t *testing.T) {
 	}
 	if err := Fetch(ctx, f.dir, testOptions(t)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Fetch without a mirror: got %v, want os.ErrNotExist", err)
+	}
+}
+
+func TestResolve_timeout(t *testing.T) {
+	// A host that accepts connections and never answers: the probe gets
+	// through, the TLS handshake hangs until the timeout.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	url := "https://" + ln.Addr().String() + "/x.git"
+	opts := testOptions(t)
+	opts.Timeout = 500 * time.Millisecond
+	_, err = Resolve(context.Background(), url, "main", opts)
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.URL != url || te.Timeout != opts.Timeout {
+		t.Fatalf("Resolve(%s) from a silent host: got %v, want *TimeoutError for the URL after %s", url, err, opts.Timeout)
+	}
+	if !strings.Contains(err.Error(), url) || !strings.Contains(err.Error(), "timed out") {
+		t.Errorf("Resolve(%s): got %q, want the URL and \"timed out\"", url, err)
 	}
 }
