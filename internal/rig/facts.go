@@ -16,13 +16,17 @@ import (
 //	 "cpu": {"name": string, "cores": int},
 //	 "ramGB": number, "os": string, "kernel": string, "arch": string}
 //
-// gpu.name is [Rig.AcceleratorModelName], gpu.vramGB the smallest GPU's
-// memory in GiB (an int when whole, so that `vramGB: 32` unifies), gpu.driver [Rig.AcceleratorDriverVersion] and gpu.vendor
+// gpu.name is [Rig.AcceleratorModelName]; gpu.vramGB the smallest GPU's
+// memory in GiB, an int when whole so that `vramGB: 32` unifies (CUE's int
+// and float do not); gpu.driver [Rig.AcceleratorDriverVersion]; gpu.vendor
 // the vendors joined with " + " when they differ. ramGB is MemTotal in GiB,
 // below the installed size (a 16 GB machine reports about 15.6), so
-// requirements on it want a margin. Keys whose value is unknown are left out, so a requirement on them fails as incomplete rather
-// than as a mismatch; gpu.count is always present (0 without GPUs).
-// Summary fields left empty are derived from [Rig.Accelerators] first.
+// requirements on it want a margin.
+//
+// Keys whose value is unknown are left out, so that a requirement on them
+// fails as incomplete rather than as a mismatch; gpu.count is always present
+// (0 without GPUs). Summary fields left empty are derived from
+// [Rig.Accelerators] first.
 func (r *Rig) Facts() map[string]any {
 	s := *r
 	s.fillSummary()

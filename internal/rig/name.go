@@ -18,7 +18,7 @@ func NormalizeName(s string) string {
 	}
 	words := strings.Fields(s)
 	// "Intel(R) Graphics" alone names no model: keep the word then.
-	if n := len(words); n > 2 && strings.EqualFold(words[n-1], "Graphics") {
+	for n := len(words); n > 2 && strings.EqualFold(words[n-1], "Graphics"); n-- {
 		words = words[:n-1]
 	}
 	return strings.Join(words, " ")
