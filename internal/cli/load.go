@@ -22,6 +22,7 @@ func (e *env) loadSet(patterns []string) (*spec.Set, error) {
 		}
 		return set, err
 	}
+	checkPlans(set)
 	return set, nil
 }
 

@@ -1,6 +1,34 @@
 package cli
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/engine/all"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+// checkPlans plans every point, so vet reports what the engine would refuse
+// (extraArgs that rigor sets itself, say).
+func checkPlans(set *spec.Set) {
+	for _, x := range set.Experiments {
+		if x.Broken {
+			continue
+		}
+		for _, p := range x.Points {
+			if _, err := all.Plan(p, engine.Inputs{}); err != nil {
+				var re *engine.ReservedArgError
+				if errors.As(err, &re) {
+					set.AddProblem(x, "extraArgs", err.Error(), "remove "+re.Arg+" from extraArgs: rigor sets it from the experiment")
+				} else {
+					set.AddProblem(x, "", err.Error())
+				}
+				break
+			}
+		}
+	}
+}
 
 type vetCmd struct {
 	Patterns []string `arg:"" optional:"" name:"pattern" help:"Experiment ids, packages or globs (default: all)."`

@@ -61,9 +61,10 @@ type Set struct {
 	// Problems are every error found, each once, sorted by position.
 	Problems []*Problem
 
-	ctx    *cue.Context
-	schema cue.Value
-	tables map[string]*FlagTable
+	ctx       *cue.Context
+	schema    cue.Value
+	tables    map[string]*FlagTable
+	schemaDir string
 }
 
 // Experiment is one named #Experiment value.
@@ -238,7 +239,7 @@ func Load(opts Options) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{Root: root, ctx: cuecontext.New(), tables: map[string]*FlagTable{}}
+	s := &Set{Root: root, ctx: cuecontext.New(), tables: map[string]*FlagTable{}, schemaDir: schemaDir}
 	col := newCollector(root, schemaDir)
 
 	if err := s.loadSchema(root, ov); err != nil {
@@ -323,12 +324,12 @@ func (s *Set) FlagTable(family, section string) *FlagTable {
 
 func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *collector) {
 	if inst.Err != nil {
-		col.addCUE(pkg, "", inst.Err, s, nil)
+		col.addCUE(pkg, "", inst.Err, s, nil, token.NoPos)
 		return
 	}
 	v := s.ctx.BuildInstance(inst)
 	if v.Err() != nil && !v.Exists() {
-		col.addCUE(pkg, "", v.Err(), s, nil)
+		col.addCUE(pkg, "", v.Err(), s, nil, token.NoPos)
 		return
 	}
 	def := s.schema.LookupPath(cue.ParsePath("#Experiment"))
@@ -336,7 +337,7 @@ func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *
 	if err != nil {
 		// A package-level error (e.g. a conflict at the top): report it
 		// and carry on with what can be read.
-		col.addCUE(pkg, "", err, s, nil)
+		col.addCUE(pkg, "", err, s, nil, token.NoPos)
 		return
 	}
 	for it.Next() {
@@ -364,11 +365,11 @@ func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *
 		e.Requires = ev.LookupPath(cue.MakePath(cue.Def("requires")))
 		before := col.count()
 		if err := ev.Validate(cue.Concrete(true)); err != nil {
-			col.addCUE(pkg, id, err, s, &ev)
+			col.addCUE(pkg, id, err, s, &ev, e.Pos)
 		}
 		if e.Requires.Exists() {
 			if err := e.Requires.Validate(); err != nil {
-				col.addCUE(pkg, id, err, s, &ev)
+				col.addCUE(pkg, id, err, s, &ev, e.Pos)
 			}
 		}
 		if col.count() > before || col.hasID(id) {
@@ -377,7 +378,7 @@ func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *
 			continue
 		}
 		if err := ev.Decode(&e.Spec); err != nil {
-			col.addCUE(pkg, id, err, s, &ev)
+			col.addCUE(pkg, id, err, s, &ev, e.Pos)
 			e.Broken = true
 			s.Experiments = append(s.Experiments, e)
 			continue
@@ -411,11 +412,11 @@ func (s *Set) checkDuplicates(col *collector) {
 // engine source per family.
 func (s *Set) check(e *Experiment, col *collector) {
 	bad := func(p string, msg string, hints ...string) {
-		pos := e.Value.LookupPath(cue.ParsePath(p)).Pos()
-		if !pos.IsValid() {
-			pos = e.Pos
+		pos := userPositions(positionsOf(e.Value.LookupPath(cue.ParsePath(p))), col.schemaDir)
+		if len(pos) == 0 {
+			pos = []token.Pos{e.Pos}
 		}
-		col.add(&Problem{IDs: []string{e.ID}, Path: p, Msg: msg, Pos: userPositions([]token.Pos{pos}, col.schemaDir), Hints: hints})
+		col.add(&Problem{IDs: []string{e.ID}, Path: p, Msg: msg, Pos: pos, Hints: hints})
 		e.Broken = true
 	}
 	m := e.Spec.Model
@@ -472,7 +473,7 @@ func (s *Set) check(e *Experiment, col *collector) {
 		fi, err := os.Stat(filepath.Join(s.Root, filepath.FromSlash(p)))
 		if err != nil || fi.IsDir() {
 			bad(ppath, fmt.Sprintf("patch %q does not exist", p),
-				"patch paths are relative to the module root ("+s.Root+")")
+				"patch paths are relative to the module root, the directory that holds cue.mod/")
 		}
 	}
 	if e.Spec.Engine.RPC != nil && fam != FamilyLlamaCpp && fam != FamilyIkLlamaCpp {

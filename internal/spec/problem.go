@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/token"
 )
 
@@ -163,7 +165,7 @@ type cueErr struct {
 
 // addCUE converts a CUE error (a list) into problems with hints. exp is the
 // experiment value for context, nil for package-level errors.
-func (c *collector) addCUE(pkg, id string, err error, s *Set, exp *cue.Value) {
+func (c *collector) addCUE(pkg, id string, err error, s *Set, exp *cue.Value, fallback token.Pos) {
 	var errs []cueErr
 	for _, e := range cueerrors.Errors(err) {
 		format, args := e.Msg()
@@ -197,6 +199,12 @@ func (c *collector) addCUE(pkg, id string, err error, s *Set, exp *cue.Value) {
 	}
 	for _, g := range groups {
 		p := c.explain(pkg, id, g.path, g.errs, s, exp)
+		if len(p.Pos) == 0 && exp != nil && p.Path != "" {
+			p.Pos = userPositions(positionsOf(exp.LookupPath(cue.ParsePath(p.Path))), c.schemaDir)
+		}
+		if len(p.Pos) == 0 && fallback.IsValid() {
+			p.Pos = []token.Pos{fallback}
+		}
 		c.add(p)
 	}
 }
@@ -303,6 +311,8 @@ func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *c
 		p.Hints = append(p.Hints, "lists unify element by element, so a variant cannot append to or shorten a list its base set: give the base a default (tags: *[\"a\"] | _) and write the whole list in the variant")
 	case strings.HasPrefix(main.format, "incomplete value") || strings.Contains(main.msg, "non-concrete value"):
 		explainIncomplete(p, fpath, main, exp)
+	case len(conflicts) > 0 && schemaViolation(p, s, family, fpath, conflicts):
+		// the user's value breaks the schema's own constraint
 	case len(conflicts) > 0 && len(conflicts) == len(errs) && len(conflicts) == 1:
 		explainConflict(p, fpath, conflicts[0], c.root)
 	case len(conflicts) > 0:
@@ -529,4 +539,170 @@ func benchTool(family string) string {
 		return "rigor's node-llama-cpp runner"
 	}
 	return family
+}
+
+// positionsOf collects the positions of a value and of the operands of its
+// expression, two levels deep, so that a value unified from the schema and
+// the user's file yields the user's position too.
+func positionsOf(v cue.Value) []token.Pos {
+	if !v.Exists() {
+		return nil
+	}
+	out := []token.Pos{v.Pos()}
+	_, args := v.Expr()
+	for _, a := range args {
+		out = append(out, a.Pos())
+		_, args2 := a.Expr()
+		for _, b := range args2 {
+			out = append(out, b.Pos())
+		}
+	}
+	return out
+}
+
+// schemaAt returns the schema's constraint for a field path of an
+// experiment of the given family.
+func schemaAt(s *Set, family, fpath string) cue.Value {
+	if s == nil || !s.schema.Exists() {
+		return cue.Value{}
+	}
+	parts := strings.SplitN(fpath, ".", 2)
+	if len(parts) == 2 && (parts[0] == "flags" || parts[0] == "bench") {
+		if defs, ok := familyDefs[family]; ok {
+			def := defs[0]
+			if parts[0] == "bench" {
+				def = defs[1]
+			}
+			return s.schema.LookupPath(cue.ParsePath(def)).LookupPath(cue.MakePath(cue.Str(parts[1]).Optional()))
+		}
+		return cue.Value{}
+	}
+	v := s.schema.LookupPath(cue.ParsePath("#Experiment"))
+	for _, part := range strings.Split(fpath, ".") {
+		v = v.LookupPath(cue.MakePath(cue.Str(part).Optional()))
+		if !v.Exists() {
+			return cue.Value{}
+		}
+	}
+	return v
+}
+
+// schemaViolation checks the concrete values of the conflicts against the
+// schema's constraint at the path: when one breaks it, the problem says so
+// in the schema's terms rather than as a clash with another value.
+func schemaViolation(p *Problem, s *Set, family, fpath string, conflicts []cueErr) bool {
+	sv := schemaAt(s, family, fpath)
+	if !sv.Exists() {
+		return false
+	}
+	tried := map[string]bool{}
+	for _, c := range conflicts {
+		for _, a := range c.args[:min(2, len(c.args))] {
+			lit := fmt.Sprint(a)
+			if tried[lit] {
+				continue
+			}
+			tried[lit] = true
+			lv := s.ctx.CompileString(lit)
+			if lv.Err() != nil || !lv.IsConcrete() {
+				continue
+			}
+			err := sv.Unify(lv).Validate(cue.Concrete(true))
+			if err == nil {
+				continue
+			}
+			want := sv.IncompleteKind()
+			got := lv.Kind()
+			if want&got == 0 {
+				p.Msg = fmt.Sprintf("%s is a %s, but %s takes %s", lit, got, fpath, kindName(want))
+				switch {
+				case got == cue.StringKind && want&(cue.IntKind|cue.FloatKind) != 0:
+					p.Hints = append(p.Hints, "numbers are written without quotes: "+lastPart(fpath)+": "+strings.Trim(lit, `"`))
+				case want == cue.StringKind:
+					p.Hints = append(p.Hints, "strings are quoted: "+lastPart(fpath)+": \""+lit+"\"")
+				}
+				return true
+			}
+			allowed := ""
+			if b, ok := sv.Syntax(cue.Docs(false), cue.Attributes(false)).(ast.Expr); ok {
+				if src, err := format.Node(b); err == nil {
+					allowed = strings.TrimSpace(string(src))
+				}
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "empty disjunction") && allowed != "" {
+				p.Msg = fmt.Sprintf("%s: %s is not one of %s", fpath, lit, allowed)
+				var alts []string
+				for _, a := range strings.Split(allowed, "|") {
+					alts = append(alts, strings.Trim(strings.TrimSpace(a), `"`))
+				}
+				if n := nearest(strings.Trim(lit, `"`), alts); n != "" {
+					p.Hints = append(p.Hints, fmt.Sprintf("did you mean %q?", n))
+				}
+				if family != "" && strings.HasPrefix(fpath, "flags.") {
+					p.Hints = append(p.Hints, fmt.Sprintf("these are the values %s accepts", benchTool(family)))
+				}
+				return true
+			}
+			p.Msg = fmt.Sprintf("%s: %s", fpath, stripPath(msg))
+			if allowed != "" {
+				p.Hints = append(p.Hints, fmt.Sprintf("%s takes %s", fpath, allowed))
+			}
+			return true
+		}
+	}
+	return false
+}
+
+func stripPath(msg string) string {
+	// "invalid value 0 (out of bound >=1)" from "x.y: invalid value …"
+	if i := strings.Index(msg, "invalid value"); i > 0 {
+		return msg[i:]
+	}
+	if i := strings.Index(msg, "conflicting values"); i > 0 {
+		return msg[i:]
+	}
+	return msg
+}
+
+func lastPart(fpath string) string {
+	if i := strings.LastIndex(fpath, "."); i >= 0 {
+		return fpath[i+1:]
+	}
+	return fpath
+}
+
+func kindName(k cue.Kind) string {
+	switch {
+	case k == cue.IntKind:
+		return "an int"
+	case k == cue.NumberKind || k == cue.FloatKind:
+		return "a number"
+	case k == cue.StringKind:
+		return "a string"
+	case k == cue.BoolKind:
+		return "a bool"
+	case k == cue.ListKind:
+		return "a list"
+	case k == cue.StructKind:
+		return "a struct"
+	}
+	return k.String()
+}
+
+// PositionsOf returns the positions of a value in the user's files (not the
+// schema), most derived first.
+func (s *Set) PositionsOf(v cue.Value) []token.Pos {
+	return userPositions(positionsOf(v), s.schemaDir)
+}
+
+// AddProblem records a problem found outside the loader (an engine refusing
+// a plan, say) and marks the experiment broken.
+func (s *Set) AddProblem(e *Experiment, path, msg string, hints ...string) {
+	pos := s.PositionsOf(e.Value.LookupPath(cue.ParsePath(path)))
+	if len(pos) == 0 {
+		pos = []token.Pos{e.Pos}
+	}
+	e.Broken = true
+	s.Problems = append(s.Problems, &Problem{IDs: []string{e.ID}, Path: path, Msg: msg, Pos: pos, Hints: hints})
 }

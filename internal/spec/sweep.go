@@ -36,12 +36,12 @@ func (s *Set) expand(e *Experiment, col *collector) {
 		}
 		p := &Point{ID: PointID(e.ID, combo), Experiment: e, Axes: combo, Value: pv}
 		if err := pv.Validate(cue.Concrete(true)); err != nil {
-			col.addCUE(e.Package, e.ID, err, s, &pv)
+			col.addCUE(e.Package, e.ID, err, s, &pv, e.Pos)
 			e.Broken = true
 			return
 		}
 		if err := pv.Decode(&p.Spec); err != nil {
-			col.addCUE(e.Package, e.ID, err, s, &pv)
+			col.addCUE(e.Package, e.ID, err, s, &pv, e.Pos)
 			e.Broken = true
 			return
 		}

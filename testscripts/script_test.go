@@ -1,0 +1,46 @@
+// Package testscripts drives the real rigor binary through the scripts in
+// this directory (testscript, as cmd/go and cmd/cue do).
+package testscripts
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	cuecmd "cuelang.org/go/cmd/cue/cmd"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rigorbench/rigor/internal/cli"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"rigor": func() { os.Exit(cli.Main()) },
+		// The stock cue tool, pinned in go.mod, to prove that modules rigor
+		// writes pass `cue vet -c` and `cue export` as they are.
+		"cue": func() { os.Exit(cuecmd.Main()) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	repo := filepath.Dir(filepath.Dir(file))
+	testscript.Run(t, testscript.Params{
+		Dir:                 ".",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       os.Getenv("RIGOR_UPDATE") != "",
+		Setup: func(env *testscript.Env) error {
+			// REPO points at this checkout, for scripts that read the
+			// module's own experiments.
+			env.Setenv("REPO", repo)
+			env.Setenv("HOME", env.WorkDir)
+			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, ".cache"))
+			env.Setenv("RIGOR_CACHE", filepath.Join(env.WorkDir, ".cache", "rigor"))
+			env.Setenv("HF_HOME", filepath.Join(env.WorkDir, ".cache", "huggingface"))
+			env.Setenv("CUE_CACHE_DIR", filepath.Join(env.WorkDir, ".cache", "cue"))
+			return nil
+		},
+	})
+}
