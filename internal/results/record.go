@@ -86,7 +86,7 @@ type Run struct {
 
 // Provenance records an imported run's origin.
 type Provenance struct {
-	Kind       string    `json:"kind"` // "import"
+	Kind       string    `json:"kind"`   // "import"
 	Format     string    `json:"format"` // seed-summary, localmaxxing, registry-v1, llama-bench-json
 	File       string    `json:"file"`
 	SHA256     string    `json:"sha256,omitempty"`
@@ -97,7 +97,7 @@ type Provenance struct {
 
 // Engine identifies the exact engine build.
 type Engine struct {
-	Family  string  `json:"family"` // llama.cpp, ik_llama.cpp, vllm, node-llama-cpp
+	Family  string  `json:"family"`           // llama.cpp, ik_llama.cpp, vllm, node-llama-cpp
 	Source  string  `json:"source,omitempty"` // git URL, npm package, or path
 	Ref     string  `json:"ref,omitempty"`    // as requested
 	Commit  string  `json:"commit,omitempty"` // full 40-hex when locked
