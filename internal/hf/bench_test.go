@@ -25,11 +25,17 @@ func benchHub(tb testing.TB) (*hubtest.Hub, []byte) {
 // BenchmarkDownload downloads a 256 MiB LFS file from the stand-in hub on
 // loopback into a fresh cache: resolve, 302 to the CDN path, streaming
 // write and sha256, rename, symlink. Compare with curl on the same URL
-// (see TestServeForCurl).
+// (see TestServeForCurl). With RIGOR_HF_BENCH_ENDPOINT set to the
+// ENDPOINT that TestServeForCurl prints, it downloads from that server
+// process instead of one in its own process, exactly as curl does.
 func BenchmarkDownload(b *testing.B) {
-	h, _ := benchHub(b)
-	defer h.Close()
-	c := hf.NewClient(hf.ClientOptions{Endpoint: h.URL})
+	endpoint := os.Getenv("RIGOR_HF_BENCH_ENDPOINT")
+	if endpoint == "" {
+		h, _ := benchHub(b)
+		defer h.Close()
+		endpoint = h.URL
+	}
+	c := hf.NewClient(hf.ClientOptions{Endpoint: endpoint})
 	ctx := context.Background()
 	commit, err := c.ResolveRevision(ctx, "bench/big", "main")
 	if err != nil {
@@ -60,6 +66,7 @@ func BenchmarkDownload(b *testing.B) {
 //
 //	RIGOR_HF_SERVE=1 go test -run TestServeForCurl -v ./internal/hf
 //	curl -sL -o /dev/null -w '%{speed_download}\n' URL
+//	RIGOR_HF_BENCH_ENDPOINT=ENDPOINT go test -run XXX -bench Download ./internal/hf
 func TestServeForCurl(t *testing.T) {
 	if os.Getenv("RIGOR_HF_SERVE") == "" {
 		t.Skip("set RIGOR_HF_SERVE=1 to serve the benchmark file for curl")
@@ -71,7 +78,7 @@ func TestServeForCurl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("URL %s/bench/big/resolve/%s/big.gguf\n", h.URL, commit)
+	fmt.Printf("ENDPOINT %s\nURL %s/bench/big/resolve/%s/big.gguf\n", h.URL, h.URL, commit)
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt)
 	select {

@@ -295,6 +295,9 @@ func (c *Client) fetch(ctx context.Context, repo, commit string, f FileInfo, par
 		default:
 			return &attemptError{err: fmt.Errorf("GET %s: unexpected status %s", r.url, resp.Status)}
 		}
+		if resp.ContentLength >= 0 && resp.ContentLength != f.Size-offset {
+			return &attemptError{err: fmt.Errorf("GET %s: the server sends %d bytes from byte %d, the lock says the file has %d (did the file change on the hub?)", r.url, resp.ContentLength, offset, f.Size)}
+		}
 		// Read one byte past the expected end to notice an overlong body.
 		body := io.LimitReader(resp.Body, f.Size-offset+1)
 		start := offset

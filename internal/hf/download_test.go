@@ -321,3 +321,20 @@ func TestClient_DownloadRejectsUnsafe(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestClient_DownloadSizeMismatch(t *testing.T) {
+	h := hubtest.New()
+	defer h.Close()
+	h.AddRepo("org/tiny", smallRepo())
+	c, _ := newClient(t, h, hf.ClientOptions{})
+	commit, files := lockedFiles(t, c, "org/tiny", "main", "tiny-Q8_0.gguf")
+	files[0].Size++ // the lock says one byte more than the hub serves
+	cache := t.TempDir()
+	err := c.Download(context.Background(), "org/tiny", commit, files, hf.DownloadOptions{CacheDir: cache})
+	if err == nil || !strings.Contains(err.Error(), "the server sends 300000 bytes from byte 0, the lock says the file has 300001") {
+		t.Errorf("download with a wrong locked size = %v, want a size mismatch", err)
+	}
+	if _, err := os.Stat(filepath.Join(hf.RepoDir(cache, "org/tiny"), "snapshots")); !os.IsNotExist(err) {
+		t.Errorf("snapshots/ exists after a failed download")
+	}
+}
