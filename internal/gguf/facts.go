@@ -85,16 +85,16 @@ func (f *File) Facts() Facts {
 		}
 	}
 	for _, t := range f.Tensors {
-		fa.ParameterCount += t.Elements()
+		fa.ParameterCount = addSat(fa.ParameterCount, t.Elements())
 		n, ok := t.Bytes()
 		if !ok {
 			fa.UnknownTypes++
 		}
 		s := fa.QuantMix[t.Type.String()]
 		s.Tensors++
-		s.Bytes += n
+		s.Bytes = addSat(s.Bytes, n)
 		fa.QuantMix[t.Type.String()] = s
-		fa.TensorDataBytes += n
+		fa.TensorDataBytes = addSat(fa.TensorDataBytes, n)
 	}
 	return fa
 }
@@ -140,4 +140,13 @@ func (fa Facts) QuantTypes() []string {
 		return names[i] < names[j]
 	})
 	return names
+}
+
+// addSat adds without wrapping around: a hostile header can claim many
+// huge tensors, and a saturated sum is at least not misleadingly small.
+func addSat(a, b uint64) uint64 {
+	if a > maxUint64-b {
+		return maxUint64
+	}
+	return a + b
 }
