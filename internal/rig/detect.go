@@ -39,8 +39,9 @@ type DetectOptions struct {
 	// for a whole machine.
 	Root string
 
-	// Run runs a command and returns its standard output. nil runs it with
-	// os/exec; a failure's error carries the first line of standard error.
+	// Run runs a command and returns its standard output. name is the bare
+	// command name, as given to LookPath. nil runs it with os/exec; a
+	// failure's error then carries the first line of standard error.
 	Run func(ctx context.Context, name string, args ...string) ([]byte, error)
 
 	// LookPath reports whether a command is installed, as exec.LookPath.

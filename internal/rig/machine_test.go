@@ -444,3 +444,20 @@ func TestRunCommand(t *testing.T) {
 		t.Errorf("runCommand(failing sh) error = %v, want %q", err, "exit status 9: NVIDIA-SMI has failed")
 	}
 }
+
+func TestDetect_AmdSMIPreferred(t *testing.T) {
+	f := &fakeTools{tools: map[string]func(context.Context, []string) ([]byte, error){
+		"amd-smi":  output(string(readTestdata(t, "amd-smi/rocm7-gpu_data-warning.txt"))),
+		"rocm-smi": failing("rocm-smi must not run when amd-smi answered"),
+	}}
+	r, err := Detect(context.Background(), f.opts(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.Summary(), "2× AMD Radeon AI PRO R9700 32 GB"; got != want {
+		t.Errorf("Summary() = %q, want %q", got, want)
+	}
+	if slices.ContainsFunc(f.calls, func(c string) bool { return strings.HasPrefix(c, "rocm-smi") }) {
+		t.Errorf("calls = %q, want no rocm-smi once amd-smi answered", f.calls)
+	}
+}

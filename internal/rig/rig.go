@@ -4,6 +4,27 @@
 // Field names follow the MLPerf system description where one exists
 // (accelerator_model_name, accelerators_per_node, host_processor_model_name,
 // …) so that records read familiar to people who publish results.
+//
+// [Detect] builds a [Rig] in three steps:
+//
+//  1. Host facts from /proc/cpuinfo, /proc/meminfo, /etc/os-release, uname
+//     and the hostname.
+//  2. GPUs from the vendor tools on PATH (nvidia-smi; amd-smi, else
+//     rocm-smi; xpu-smi, else sycl-ls), each parsed by a pure function on
+//     its recorded output ([ParseNvidiaSMI], [ParseAmdSMI], [ParseRocmSMI],
+//     [ParseXpuSMI], [ParseSyclLs]), then completed or replaced by what the
+//     kernel exposes ([ReadDRM] on /sys/class/drm, /proc/driver/nvidia).
+//  3. Toolchain versions (first line of `--version`).
+//
+// A missing or failing tool is never an error: it is skipped and noted in
+// [Rig.Notes]. Setting RIGOR_RIG_FILE ([RigFileEnv]) to a JSON file makes
+// Detect return that rig instead, so tests can pretend to be any machine.
+//
+// GPU names are normalized with [NormalizeName] ("Intel(R) Arc(TM) Pro B70
+// Graphics" → "Intel Arc Pro B70"); the tool's spelling is kept in
+// [GPU.RawName]. Sizes are GiB rounded to 0.1. [Rig.Facts] is the view an
+// experiment's #requires is checked against and [Rig.Summary] the one-line
+// description for logs.
 package rig
 
 // Rig is what rigor knows about one machine. Every field is optional: a
