@@ -193,7 +193,7 @@ var outRejectedArgRE = regexp.MustCompile(`(?:invalid parameter for argument|unk
 // which one, with what the usage text says of it.
 func outRejectedArg(stdout, stderr []byte) (string, bool) {
 	if m := outRejectedArgRE.FindSubmatch(stderr); m != nil {
-		arg := string(m[1])
+		arg := strings.ToValidUTF8(string(m[1]), "?")
 		if !bytes.HasPrefix(bytes.TrimSpace(stdout), []byte("usage:")) {
 			return arg, true
 		}

@@ -24,12 +24,10 @@ import (
 //
 // Flags missing here have no field of their own: -r, -o, -oe, -v, -w,
 // -pg/-gp (their tests are labelled in the test field), -tgb (reported in
-// n_threads per test), -rpc (ik's rpc field only says "0" or "1"), -cuda's
-// siblings -thp etc. are listed; -ot is reported in mainline's
-// tensor_buft_overrides and in ik's override_tensor (under "ot" the
-// mainline field; use "override_tensor" directly for ik). Flags that
-// llama-bench does not sweep itself (ik's -rtr, -fmoe, …) are listed too,
-// for [VerifyRows].
+// n_threads per test) and -rpc (ik's rpc field only says "0" or "1").
+// -ot maps to mainline's tensor_buft_overrides; ik reports it in
+// override_tensor but does not sweep it. Flags that llama-bench does not
+// sweep itself (ik's -rtr, -fmoe, …) are listed too, for [VerifyRows].
 var FlagField = map[string]string{
 	"m": "model_filename", "model": "model_filename",
 	"p": "n_prompt", "n-prompt": "n_prompt",
