@@ -436,3 +436,41 @@ func TestRead_summarized(t *testing.T) {
 		}
 	}
 }
+
+// A tensor type this package does not know (a newer ggml, a fork) is
+// counted, not fatal.
+func TestFacts_unknownType(t *testing.T) {
+	b := newBuilder(binary.LittleEndian, 2, 2, 1)
+	b.str("general.architecture").u32(uint32(TypeString)).str("ik")
+	b.tensor("a", GGMLType(200), 0, 256, 4)
+	b.tensor("b", TypeF16, 4096, 256)
+	f, err := ReadWith(bytes.NewReader(b.Bytes()), ReadOptions{Size: int64(b.Len()) + 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fa := f.Facts()
+	want := map[string]QuantShare{"TYPE_200": {1, 0}, "F16": {1, 512}}
+	if fa.UnknownTypes != 1 || fa.ParameterCount != 1280 || fa.TensorDataBytes != 512 || !reflect.DeepEqual(fa.QuantMix, want) {
+		t.Errorf("facts: got %+v, want 1 unknown, 1280 parameters, 512 bytes, mix %v", fa, want)
+	}
+	if f.Version != 2 || fa.FileType != -1 || fa.FileTypeName != "" {
+		t.Errorf("version %d, file type %d %q; want 2, -1, \"\"", f.Version, fa.FileType, fa.FileTypeName)
+	}
+}
+
+// A partial download is caught by ReadFile: the last tensor ends past the
+// end of the file.
+func TestReadFile_truncatedModel(t *testing.T) {
+	data := fixtureBytes(t, "q8_0")
+	path := filepath.Join(t.TempDir(), "partial.gguf")
+	if err := os.WriteFile(path, data[:len(data)-1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadFile(path)
+	if err == nil || !strings.Contains(err.Error(), `tensor 20 "blk.1.ffn_down.weight"`) || !strings.Contains(err.Error(), "extends past the end of the file") {
+		t.Errorf("ReadFile(file missing its last byte): got %v, want the last tensor past the end", err)
+	}
+	if _, err := ReadFile(filepath.Join(t.TempDir(), "missing.gguf")); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadFile(missing): got %v, want a not-exist error", err)
+	}
+}
