@@ -131,7 +131,9 @@ func (c *showCmd) Run(e *env) error {
 	}
 	out := showOut{ID: x.ID}
 	if x.Requires.Exists() {
-		out.Requires = strings.Join(formatConstraints(x.Requires, ""), "\n")
+		lines := formatConstraints(x.Requires, "")
+		sort.Strings(lines)
+		out.Requires = strings.Join(lines, "\n")
 	}
 	for _, p := range points {
 		plan, err := all.Plan(p, engine.Inputs{})
@@ -225,6 +227,12 @@ func formatConstraints(v cue.Value, prefix string) []string {
 		if fv.IncompleteKind() == cue.StructKind {
 			out = append(out, formatConstraints(fv, name+".")...)
 			continue
+		}
+		if fv.IsConcrete() {
+			if j, err := fv.MarshalJSON(); err == nil {
+				out = append(out, name+": "+string(j))
+				continue
+			}
 		}
 		b, err := format.Node(fv.Syntax(cue.Docs(false), cue.Attributes(false)))
 		if err != nil {

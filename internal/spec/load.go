@@ -135,7 +135,7 @@ func Packages(root string) ([]string, error) {
 	base := filepath.Join(root, ExperimentsDir)
 	fi, err := os.Stat(base)
 	if err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("no %s directory in %s", ExperimentsDir, root)
+		return nil, fmt.Errorf("no %s/ directory in the module", ExperimentsDir)
 	}
 	var pkgs []string
 	err = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
