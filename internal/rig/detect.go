@@ -516,6 +516,8 @@ type capped struct {
 	max int
 }
 
+// Write keeps what fits and reports the whole of p as written, so that a
+// chatty tool is not killed by a short write.
 func (c *capped) Write(p []byte) (int, error) {
 	if room := c.max - c.buf.Len(); room > 0 {
 		if len(p) > room {
