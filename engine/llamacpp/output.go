@@ -93,6 +93,7 @@ type OutputFormatError struct {
 	Line string
 }
 
+// Error says what the output is, and that rigor reads JSON.
 func (e *OutputFormatError) Error() string {
 	switch e.Format {
 	case "usage text":
