@@ -109,7 +109,8 @@ func TestReadDRM(t *testing.T) {
 		map[string]string{"sys/class/drm/card4/lmem_total_bytes": "17163091968\n"},
 	)
 	writeFiles(t, root, files)
-	// card4 without PCI_SLOT_NAME: the BDF comes from the symlink target.
+	// card4 without PCI_SLOT_NAME, the BDF then comes from the symlink
+	// target, and without device/device, the PCI id then comes from uevent.
 	writeFiles(t, root, map[string]string{"sys/devices/pci0000:00/0000:29:00.0/uevent": "DRIVER=i915\nPCI_ID=8086:56A0\n"})
 	os.Remove(filepath.Join(root, "sys/devices/pci0000:00/0000:29:00.0/device"))
 
