@@ -149,13 +149,22 @@ func NewClient(opts ClientOptions) *Client {
 func FromEnv() *Client { return NewClient(OptionsFromEnv(os.Getenv)) }
 
 // OptionsFromEnv reads HF_ENDPOINT, HF_TOKEN (else the file named by
-// HF_TOKEN_PATH, else $HF_HOME/token), and HF_HUB_OFFLINE or
-// TRANSFORMERS_OFFLINE (1/ON/YES/TRUE) through getenv.
+// HF_TOKEN_PATH, else $HF_HOME/token), HF_HUB_OFFLINE or
+// TRANSFORMERS_OFFLINE (1/ON/YES/TRUE), and the larger of
+// HF_HUB_ETAG_TIMEOUT and HF_HUB_DOWNLOAD_TIMEOUT (seconds) as Timeout,
+// through getenv.
 func OptionsFromEnv(getenv func(string) string) ClientOptions {
 	opts := ClientOptions{
 		Endpoint: strings.TrimRight(strings.TrimSpace(getenv("HF_ENDPOINT")), "/"),
 		Token:    strings.TrimSpace(getenv("HF_TOKEN")),
 		Offline:  envBool(getenv("HF_HUB_OFFLINE")) || envBool(getenv("TRANSFORMERS_OFFLINE")),
+	}
+	for _, k := range []string{"HF_HUB_ETAG_TIMEOUT", "HF_HUB_DOWNLOAD_TIMEOUT"} {
+		// Unparsable values are ignored, as huggingface_hub falls back to
+		// its default.
+		if secs, err := strconv.ParseFloat(strings.TrimSpace(getenv(k)), 64); err == nil && secs > 0 && secs < 1e6 {
+			opts.Timeout = max(opts.Timeout, time.Duration(secs*float64(time.Second)))
+		}
 	}
 	if opts.Token == "" {
 		p := getenv("HF_TOKEN_PATH")

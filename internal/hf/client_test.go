@@ -87,6 +87,9 @@ func TestOptionsFromEnv(t *testing.T) {
 		{map[string]string{"HF_HUB_OFFLINE": "0"}, hf.ClientOptions{}},
 		{map[string]string{"HF_HUB_OFFLINE": "false"}, hf.ClientOptions{}},
 		{map[string]string{"TRANSFORMERS_OFFLINE": "1"}, hf.ClientOptions{Offline: true}},
+		{map[string]string{"HF_HUB_ETAG_TIMEOUT": "30"}, hf.ClientOptions{Timeout: 30 * time.Second}},
+		{map[string]string{"HF_HUB_ETAG_TIMEOUT": "2.5", "HF_HUB_DOWNLOAD_TIMEOUT": "20"}, hf.ClientOptions{Timeout: 20 * time.Second}},
+		{map[string]string{"HF_HUB_DOWNLOAD_TIMEOUT": "soon"}, hf.ClientOptions{}},
 	}
 	for _, tt := range tests {
 		env := map[string]string{"HOME": filepath.Join(dir, "nohome")}

@@ -45,6 +45,7 @@ type HubError struct {
 	Attempts int
 }
 
+// Error says what was asked for, what the hub answered and its message.
 func (e *HubError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.subject())
@@ -126,13 +127,13 @@ func (e *HubError) Hint() string {
 // TimeoutError says the hub did not answer (or stalled mid-transfer) within
 // the client's timeout.
 type TimeoutError struct {
-	Endpoint string
-	Method   string
-	URL      string
-	After    time.Duration
-	Attempts int
+	Endpoint    string        // hub base URL
+	Method, URL string        // the request that timed out
+	After       time.Duration // the client's timeout
+	Attempts    int           // tries made, retries included
 }
 
+// Error names the timeout, the endpoint and the request.
 func (e *TimeoutError) Error() string {
 	s := fmt.Sprintf("hub did not answer within %s at %s (%s %s)", fmtDuration(e.After), e.Endpoint, e.Method, e.URL)
 	if e.Attempts > 1 {
@@ -152,11 +153,12 @@ func (e *TimeoutError) Hint() string {
 // UnreachableError says the hub could not be reached at all: connection
 // refused, DNS failure, TLS failure.
 type UnreachableError struct {
-	Endpoint string
-	Attempts int
-	Err      error // redacted cause
+	Endpoint string // hub base URL
+	Attempts int    // tries made, retries included
+	Err      error  // the network error, token redacted
 }
 
+// Error names the endpoint and the network error.
 func (e *UnreachableError) Error() string {
 	s := fmt.Sprintf("hub unreachable at %s: %v", e.Endpoint, e.Err)
 	if e.Attempts > 1 {
@@ -165,6 +167,7 @@ func (e *UnreachableError) Error() string {
 	return s
 }
 
+// Unwrap returns the network error.
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // Hint tells the user what to do.
@@ -174,12 +177,15 @@ func (e *UnreachableError) Hint() string {
 
 // ChecksumError says downloaded bytes do not hash to what the lock says.
 type ChecksumError struct {
+	// Repo and Path name the file.
 	Repo, Path string
 	// Algo is "sha256" or "git-sha1" (the git blob id of a small file).
-	Algo      string
+	Algo string
+	// Want is the locked hash, Got the hash of the bytes received.
 	Want, Got string
 }
 
+// Error names the file and both hashes.
 func (e *ChecksumError) Error() string {
 	return fmt.Sprintf("%s: %s: %s mismatch: want %s, got %s (download rejected)", e.Repo, e.Path, e.Algo, e.Want, e.Got)
 }
