@@ -1,0 +1,1043 @@
+package compare
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rigorbench/rigor/internal/results"
+)
+
+// Side is one side of a comparison: a label for people ("baseline",
+// "main@HEAD~3", a run id) and the runs it stands for.
+type Side struct {
+	Label string
+	Runs  []results.Run
+}
+
+// Center names the statistic a summary is centered on.
+type Center string
+
+const (
+	// CenterMean is the arithmetic mean with a Student-t interval: the
+	// figure llama-bench reports (avg_ts) and leaderboards publish.
+	CenterMean Center = "mean"
+	// CenterMedian is the median with a distribution-free order-statistic
+	// interval, as benchstat reports.
+	CenterMedian Center = "median"
+)
+
+// Options tune [Compare]. The zero value is the documented default.
+type Options struct {
+	// Alpha is the significance level; 0 means 0.05.
+	Alpha float64
+	// Confidence is the level of the intervals; 0 means 0.95.
+	Confidence float64
+	// Power is the power the repetition estimate aims at; 0 means 0.8.
+	Power float64
+	// Center is the summary statistic; "" means CenterMean.
+	Center Center
+	// Strict makes Compare return an *IncomparableError (with the report)
+	// when the comparability guard finds a mismatch.
+	Strict bool
+	// IncludeIncomplete uses the samples of runs whose status is not ok
+	// (crashed, timeout, interrupted runs can hold partial metrics). By
+	// default they are left out and counted in a warning.
+	IncludeIncomplete bool
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	if o.Confidence == 0 {
+		o.Confidence = 0.95
+	}
+	if o.Power == 0 {
+		o.Power = 0.8
+	}
+	if o.Center == "" {
+		o.Center = CenterMean
+	}
+	switch {
+	case !(o.Alpha > 0 && o.Alpha < 1):
+		return o, fmt.Errorf("alpha %g: want a level between 0 and 1", o.Alpha)
+	case !(o.Confidence > 0 && o.Confidence < 1):
+		return o, fmt.Errorf("confidence %g: want a level between 0 and 1", o.Confidence)
+	case !(o.Power > 0 && o.Power < 1):
+		return o, fmt.Errorf("power %g: want a level between 0 and 1", o.Power)
+	case o.Center != CenterMean && o.Center != CenterMedian:
+		return o, fmt.Errorf("center %q: want %q or %q", o.Center, CenterMean, CenterMedian)
+	}
+	return o, nil
+}
+
+// Verdict is the outcome of one comparison.
+type Verdict string
+
+const (
+	// Better: significantly better in the metric's direction.
+	Better Verdict = "better"
+	// Worse: significantly worse in the metric's direction.
+	Worse Verdict = "worse"
+	// Inconclusive ("~"): no significant difference; not evidence of none.
+	Inconclusive Verdict = "~"
+	// Changed: significantly different, for a metric with no known
+	// direction.
+	Changed Verdict = "changed"
+	// NoVerdict: one side has no value, so there is nothing to test.
+	NoVerdict Verdict = ""
+)
+
+// Report is the outcome of [Compare].
+type Report struct {
+	A, B       SideSummary
+	Center     Center
+	Alpha      float64
+	Confidence float64
+	Power      float64
+	// Config lists the configuration differences between the sides' runs
+	// (spec, lock, rig), compared point by point.
+	Config []Change
+	// Mismatches are the comparability guard's findings: differences in
+	// what was not meant to vary. They are also among the Warnings.
+	Mismatches []Mismatch
+	// Tables holds one table per metric, rows per matched point.
+	Tables []Table
+	// OnlyA and OnlyB label the points measured on one side only.
+	OnlyA, OnlyB []string
+	// Warnings are non-fatal findings, printed after the tables.
+	Warnings []Warning
+}
+
+// SideSummary describes one side of a report.
+type SideSummary struct {
+	Label string
+	// Runs counts the runs given; Used those whose samples count.
+	Runs, Used int
+	// Points counts the distinct points.
+	Points      int
+	Experiments []string
+	// First and Last are the earliest and latest start times.
+	First, Last time.Time
+}
+
+// Table compares one metric across the matched points.
+type Table struct {
+	// Metric is the metric key: name plus test ("tokSOut tg64").
+	Metric    string
+	Name      string
+	Test      string
+	Unit      string
+	Direction string
+	Rows      []Row
+	// Geomean summarizes the rows by the geometric mean of each side's
+	// centers, when at least two rows have both; its P fields are NaN.
+	Geomean *Row
+}
+
+// Row is one metric at one point.
+type Row struct {
+	Metric    string
+	Unit      string
+	Direction string
+	// Point labels the point by its swept values ("ub=16"); "" when the
+	// sides have a single point.
+	Point string
+	A, B  Summary
+	// Delta is the change of the center from A to B, in percent of A.
+	Delta float64
+	// P is the two-sided Mann–Whitney U p-value; PAdjusted is P after the
+	// Holm correction over the table's rows (equal to P for one row).
+	P, PAdjusted float64
+	// Exact tells whether P is exact.
+	Exact bool
+	// Separated is true when the samples do not overlap at all.
+	Separated bool
+	// WelchP is Welch's t-test p-value, a secondary figure that assumes
+	// normal noise; it never decides the verdict.
+	WelchP  float64
+	Verdict Verdict
+	// Needed estimates the repetitions per side needed to detect a change
+	// of the observed size at the observed noise ([Repetitions]); 0 when
+	// unknown.
+	Needed int
+}
+
+// Summary describes one side's samples of one metric at one point.
+type Summary struct {
+	// N counts the samples; Runs the runs they were pooled from.
+	N, Runs int
+	// Center is the mean or the median, as the report's Center says.
+	Center float64
+	// Low and High bound the confidence interval of the center; NaN when
+	// none is available. Confidence is the coverage achieved, which can be
+	// below the level asked for (the median of fewer than 6 samples) or 0.
+	Low, High  float64
+	Confidence float64
+	Mean       float64
+	Median     float64
+	Stddev     float64
+	Min, Max   float64
+	Samples    []float64
+}
+
+// Mismatch is a difference in something that was not meant to vary between
+// the sides, or within one side.
+type Mismatch struct {
+	// Field is one of "gpu", "gpuCount", "driver", "modelSHA256", "quant".
+	Field string
+	// A and B are the distinct values seen on each side.
+	A, B []string
+}
+
+var fieldNames = map[string]string{
+	"gpu":         "GPU model",
+	"gpuCount":    "GPU count",
+	"driver":      "GPU driver",
+	"modelSHA256": "model file hashes",
+	"quant":       "quantization",
+}
+
+// String says what differs, with A and B standing for the two sides.
+func (m Mismatch) String() string {
+	name := fieldNames[m.Field]
+	show := func(vs []string) string {
+		q := make([]string, len(vs))
+		for i, v := range vs {
+			q[i] = strconv.Quote(v)
+		}
+		return strings.Join(q, " and ")
+	}
+	if slices.Equal(m.A, m.B) {
+		return fmt.Sprintf("%s varies within each side: %s", name, show(m.A))
+	}
+	return fmt.Sprintf("%s differs: A %s, B %s", name, show(m.A), show(m.B))
+}
+
+// ErrIncomparable is matched by an [IncomparableError].
+var ErrIncomparable = errors.New("sides are not comparable")
+
+// IncomparableError is returned by [Compare] under Options.Strict when the
+// comparability guard finds mismatches.
+type IncomparableError struct {
+	Mismatches []Mismatch
+}
+
+func (e *IncomparableError) Error() string {
+	parts := make([]string, len(e.Mismatches))
+	for i, m := range e.Mismatches {
+		parts[i] = m.String()
+	}
+	return "sides are not comparable: " + strings.Join(parts, "; ")
+}
+
+// Is makes errors.Is(err, ErrIncomparable) true.
+func (e *IncomparableError) Is(target error) bool { return target == ErrIncomparable }
+
+// WarningKind classifies a [Warning].
+type WarningKind string
+
+const (
+	// WarnIncomparable: the comparability guard found a mismatch.
+	WarnIncomparable WarningKind = "incomparable"
+	// WarnUnverified: something the guard checks is not recorded.
+	WarnUnverified WarningKind = "unverified"
+	// WarnSmallSample: too few samples to reach significance, or to detect
+	// a change of the observed size.
+	WarnSmallSample WarningKind = "small-sample"
+	// WarnOneSided: a metric was measured on one side only.
+	WarnOneSided WarningKind = "one-sided"
+	// WarnStatus: runs were left out (or kept) because of their status.
+	WarnStatus WarningKind = "status"
+	// WarnMixed: the runs pooled on one side differ in configuration.
+	WarnMixed WarningKind = "mixed"
+)
+
+// Warning is a non-fatal finding of a comparison.
+type Warning struct {
+	Kind    WarningKind
+	Metric  string
+	Point   string
+	Message string
+}
+
+// Error formats the warning with its metric and point, so that a Warning
+// can travel as an error.
+func (w Warning) Error() string {
+	prefix := w.Metric
+	if w.Point != "" {
+		if prefix != "" {
+			prefix += " at "
+		}
+		prefix += w.Point
+	}
+	if prefix == "" {
+		return w.Message
+	}
+	return prefix + ": " + w.Message
+}
+
+// Regressions returns the rows that got significantly worse by more than
+// thresholdPercent (compared as a magnitude: 5 means a loss of over 5%),
+// the condition a CI gate fails on. Geomean rows never count.
+func (r *Report) Regressions(thresholdPercent float64) []Row {
+	var out []Row
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if row.Verdict == Worse && math.Abs(row.Delta) > thresholdPercent {
+				out = append(out, row)
+			}
+		}
+	}
+	return out
+}
+
+// Comparable returns an *IncomparableError when the guard found
+// mismatches, else nil.
+func (r *Report) Comparable() error {
+	if len(r.Mismatches) == 0 {
+		return nil
+	}
+	return &IncomparableError{Mismatches: slices.Clone(r.Mismatches)}
+}
+
+// point is one point of one side: its runs, and the samples pooled from
+// those that count.
+type point struct {
+	key   string // canonical JSON of the swept values
+	label string
+	swept map[string]any
+	runs  []*results.Run // all, by start time
+	used  []*results.Run // those whose samples count
+	// metrics in order of first appearance
+	metrics []*pooled
+	byKey   map[string]*pooled
+}
+
+type pooled struct {
+	key, name, test, unit, dir string
+	samples                    []float64
+	runs                       int
+}
+
+// latest is the run whose configuration stands for the point.
+func (p *point) latest() *results.Run {
+	if len(p.used) > 0 {
+		return p.used[len(p.used)-1]
+	}
+	return p.runs[len(p.runs)-1]
+}
+
+type side struct {
+	label   string
+	points  map[string]*point
+	order   []*point
+	summary SideSummary
+	skipped map[string]int // status → runs left out
+	kept    map[string]int // status → incomplete runs kept
+}
+
+func usable(status string, includeIncomplete bool) bool {
+	switch status {
+	case results.StatusOK, "":
+		return true
+	case results.StatusFailed:
+		return false
+	}
+	return includeIncomplete
+}
+
+func buildSide(s Side, def string, opts Options) *side {
+	sd := &side{label: cmp.Or(s.Label, def), points: map[string]*point{},
+		skipped: map[string]int{}, kept: map[string]int{}}
+	runs := make([]*results.Run, len(s.Runs))
+	for i := range s.Runs {
+		runs[i] = &s.Runs[i]
+	}
+	slices.SortStableFunc(runs, runOrder)
+	sd.summary = SideSummary{Label: sd.label, Runs: len(runs)}
+	for _, r := range runs {
+		if r.Experiment != "" && !slices.Contains(sd.summary.Experiments, r.Experiment) {
+			sd.summary.Experiments = append(sd.summary.Experiments, r.Experiment)
+		}
+		if !r.Start.IsZero() {
+			if sd.summary.First.IsZero() || r.Start.Before(sd.summary.First) {
+				sd.summary.First = r.Start
+			}
+			if r.Start.After(sd.summary.Last) {
+				sd.summary.Last = r.Start
+			}
+		}
+		key, swept := sweptKey(r.Swept)
+		p := sd.points[key]
+		if p == nil {
+			p = &point{key: key, swept: swept, byKey: map[string]*pooled{}}
+			sd.points[key] = p
+			sd.order = append(sd.order, p)
+		}
+		p.runs = append(p.runs, r)
+		if !usable(r.Status, opts.IncludeIncomplete) {
+			sd.skipped[r.Status]++
+			continue
+		}
+		if r.Status != results.StatusOK && r.Status != "" {
+			sd.kept[r.Status]++
+		}
+		sd.summary.Used++
+		p.used = append(p.used, r)
+		for _, m := range r.Metrics {
+			k := m.Key()
+			pm := p.byKey[k]
+			if pm == nil {
+				pm = &pooled{key: k, name: m.Name, test: m.Test, unit: m.Unit, dir: direction(m)}
+				p.byKey[k] = pm
+				p.metrics = append(p.metrics, pm)
+			}
+			if len(m.Samples) > 0 {
+				pm.samples = append(pm.samples, m.Samples...)
+			} else if m.Value != 0 || m.Unit != "" {
+				// An engine summary without samples counts as one sample.
+				pm.samples = append(pm.samples, m.Value)
+			}
+			pm.runs++
+		}
+	}
+	sd.summary.Experiments = slices.Clip(sd.summary.Experiments)
+	sd.summary.Points = len(sd.order)
+	return sd
+}
+
+func runOrder(a, b *results.Run) int {
+	if c := a.Start.Compare(b.Start); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// direction returns the metric's direction, or the one its name implies
+// when the record has none.
+func direction(m results.Metric) string {
+	switch m.Direction {
+	case results.HigherIsBetter, results.LowerIsBetter:
+		return m.Direction
+	}
+	switch {
+	case strings.HasPrefix(m.Name, "tokS"):
+		return results.HigherIsBetter
+	case strings.HasSuffix(m.Name, "Ms"), strings.HasSuffix(m.Name, "Gb"):
+		return results.LowerIsBetter
+	}
+	return ""
+}
+
+// sweptKey returns the canonical key of a point's swept values (numbers
+// normalized through JSON, so 16 and 16.0 match) and the normalized map.
+func sweptKey(s map[string]any) (string, map[string]any) {
+	if len(s) == 0 {
+		return "", nil
+	}
+	norm := make(map[string]any, len(s))
+	for k, v := range s {
+		switch x := v.(type) {
+		case string, float64, bool, nil:
+			norm[k] = x
+		default:
+			var y any
+			if b, err := json.Marshal(x); err == nil && json.Unmarshal(b, &y) == nil {
+				norm[k] = y
+			} else {
+				norm[k] = fmt.Sprint(x)
+			}
+		}
+	}
+	return canonical(norm), norm
+}
+
+// pointLabel labels a point by its swept values, naming each field by its
+// last path element ("ub=16") unless two fields share it.
+func pointLabel(swept map[string]any, short map[string]string) string {
+	keys := sortedKeys(swept)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		name := short[k]
+		if name == "" {
+			name = k
+		}
+		v := swept[k]
+		s, ok := v.(string)
+		if !ok {
+			s = canonical(v)
+		}
+		parts[i] = name + "=" + s
+	}
+	return strings.Join(parts, " ")
+}
+
+func shortNames(points ...[]*point) map[string]string {
+	full := map[string]bool{}
+	for _, ps := range points {
+		for _, p := range ps {
+			for k := range p.swept {
+				full[k] = true
+			}
+		}
+	}
+	count := map[string]int{}
+	last := func(k string) string { return k[strings.LastIndex(k, ".")+1:] }
+	for k := range full {
+		count[last(k)]++
+	}
+	out := map[string]string{}
+	for k := range full {
+		if count[last(k)] == 1 {
+			out[k] = last(k)
+		} else {
+			out[k] = k
+		}
+	}
+	return out
+}
+
+// comparePoints orders points by their swept values, numbers numerically.
+func comparePoints(a, b *point) int {
+	ka, kb := sortedKeys(a.swept), sortedKeys(b.swept)
+	for i := 0; i < len(ka) && i < len(kb); i++ {
+		if c := strings.Compare(ka[i], kb[i]); c != 0 {
+			return c
+		}
+		va, vb := a.swept[ka[i]], b.swept[kb[i]]
+		fa, oka := va.(float64)
+		fb, okb := vb.(float64)
+		if oka && okb {
+			if c := cmp.Compare(fa, fb); c != 0 {
+				return c
+			}
+			continue
+		}
+		if c := strings.Compare(canonical(va), canonical(vb)); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(ka), len(kb))
+}
+
+// Compare compares side b against side a: configuration diff,
+// comparability guard and one table per metric, points matched by their
+// swept values. The pipeline is described in the package documentation.
+//
+// Under opts.Strict, a mismatch found by the guard makes Compare return the
+// report together with an *IncomparableError, so that the caller can still
+// show what differs.
+func Compare(a, b Side, opts Options) (*Report, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	sa, sb := buildSide(a, "A", opts), buildSide(b, "B", opts)
+	if sa.label == sb.label {
+		sa.label, sb.label = sa.label+" (A)", sb.label+" (B)"
+		sa.summary.Label, sb.summary.Label = sa.label, sb.label
+	}
+	rep := &Report{A: sa.summary, B: sb.summary, Center: opts.Center,
+		Alpha: opts.Alpha, Confidence: opts.Confidence, Power: opts.Power}
+
+	short := shortNames(sa.order, sb.order)
+	for _, sd := range []*side{sa, sb} {
+		for _, p := range sd.order {
+			p.label = pointLabel(p.swept, short)
+		}
+	}
+
+	// Match points by swept values; two single points always match.
+	type pair struct{ a, b *point }
+	var pairs []pair
+	for _, p := range sa.order {
+		if q := sb.points[p.key]; q != nil {
+			pairs = append(pairs, pair{p, q})
+		}
+	}
+	if len(pairs) == 0 && len(sa.order) == 1 && len(sb.order) == 1 {
+		pairs = append(pairs, pair{sa.order[0], sb.order[0]})
+		if sa.order[0].key != sb.order[0].key {
+			name := func(l string) string { return cmp.Or(l, "(no sweep)") }
+			sa.order[0].label = name(sa.order[0].label) + " vs " + name(sb.order[0].label)
+			sb.order[0].label = sa.order[0].label
+		}
+	}
+	slices.SortStableFunc(pairs, func(x, y pair) int { return comparePoints(x.a, y.a) })
+	matchedA, matchedB := map[*point]bool{}, map[*point]bool{}
+	for _, pr := range pairs {
+		matchedA[pr.a], matchedB[pr.b] = true, true
+	}
+	for _, x := range []struct {
+		sd      *side
+		matched map[*point]bool
+		out     *[]string
+	}{{sa, matchedA, &rep.OnlyA}, {sb, matchedB, &rep.OnlyB}} {
+		ps := slices.Clone(x.sd.order)
+		slices.SortStableFunc(ps, comparePoints)
+		for _, p := range ps {
+			if !x.matched[p] {
+				*x.out = append(*x.out, p.label)
+			}
+		}
+	}
+
+	// Configuration diff, point by point, merged.
+	cache := newConfigCache()
+	type agg struct {
+		c      Change
+		points []string
+	}
+	var changes []*agg
+	seen := map[string]*agg{}
+	diffPair := func(x, y *results.Run, label string) {
+		for _, c := range diffConfigs(cache.of(x), cache.of(y), nil) {
+			k := c.Path + "\x00" + string(c.Old) + "\x00" + string(c.New)
+			g := seen[k]
+			if g == nil {
+				g = &agg{c: c}
+				seen[k] = g
+				changes = append(changes, g)
+			}
+			g.points = append(g.points, label)
+		}
+	}
+	if len(pairs) > 0 {
+		for _, pr := range pairs {
+			diffPair(pr.a.latest(), pr.b.latest(), pr.a.label)
+		}
+	} else if len(sa.order) > 0 && len(sb.order) > 0 {
+		diffPair(latestOf(sa), latestOf(sb), "")
+	}
+	for _, g := range changes {
+		if len(pairs) > 1 && len(g.points) < len(pairs) {
+			g.c.Points = g.points
+		}
+		rep.Config = append(rep.Config, g.c)
+	}
+	slices.SortStableFunc(rep.Config, func(x, y Change) int {
+		if d := sectionRank(x.Section) - sectionRank(y.Section); d != 0 {
+			return d
+		}
+		return strings.Compare(x.Path, y.Path)
+	})
+
+	// Status and mixed-configuration warnings.
+	for _, sd := range []*side{sa, sb} {
+		if w, ok := statusWarning(sd); ok {
+			rep.Warnings = append(rep.Warnings, w)
+		}
+	}
+	rep.Mismatches, rep.Warnings = guard(sa, sb, cache, rep.Warnings)
+	for _, sd := range []*side{sa, sb} {
+		rep.Warnings = append(rep.Warnings, mixedWarnings(sd, cache)...)
+	}
+
+	// Metric tables.
+	var metricOrder []string
+	meta := map[string]*pooled{}
+	for _, pr := range pairs {
+		for _, p := range []*point{pr.a, pr.b} {
+			for _, m := range p.metrics {
+				if meta[m.key] == nil {
+					meta[m.key] = m
+					metricOrder = append(metricOrder, m.key)
+				}
+			}
+		}
+	}
+	for _, key := range metricOrder {
+		m := meta[key]
+		t := Table{Metric: key, Name: m.name, Test: m.test, Unit: m.unit, Direction: m.dir}
+		for _, pr := range pairs {
+			ma, mb := pr.a.byKey[key], pr.b.byKey[key]
+			if ma == nil && mb == nil {
+				continue
+			}
+			row := Row{Metric: key, Unit: m.unit, Direction: m.dir, Point: pr.a.label}
+			row.A = summarize(ma, opts)
+			row.B = summarize(mb, opts)
+			t.Rows = append(t.Rows, row)
+		}
+		rep.Warnings = append(rep.Warnings, testTable(&t, opts)...)
+		rep.Tables = append(rep.Tables, t)
+	}
+
+	if opts.Strict {
+		if err := rep.Comparable(); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func latestOf(sd *side) *results.Run {
+	var best *results.Run
+	for _, p := range sd.order {
+		r := p.latest()
+		if best == nil || runOrder(best, r) < 0 {
+			best = r
+		}
+	}
+	return best
+}
+
+func summarize(m *pooled, opts Options) Summary {
+	if m == nil || len(m.samples) == 0 {
+		nan := math.NaN()
+		s := Summary{Center: nan, Low: nan, High: nan, Mean: nan, Median: nan, Stddev: nan, Min: nan, Max: nan}
+		if m != nil {
+			s.Runs = m.runs
+		}
+		return s
+	}
+	x := m.samples
+	s := Summary{N: len(x), Runs: m.runs, Mean: Mean(x), Median: Median(x), Stddev: Stddev(x),
+		Min: slices.Min(x), Max: slices.Max(x), Samples: slices.Clone(x)}
+	var iv Interval
+	if opts.Center == CenterMedian {
+		s.Center = s.Median
+		iv = MedianCI(x, opts.Confidence)
+	} else {
+		s.Center = s.Mean
+		iv = MeanCI(x, opts.Confidence)
+	}
+	s.Low, s.High, s.Confidence = iv.Low, iv.High, iv.Confidence
+	return s
+}
+
+// testTable runs the tests of one table's rows, applies Holm over them,
+// decides the verdicts, adds the geomean row and returns the warnings.
+func testTable(t *Table, opts Options) []Warning {
+	var warns []Warning
+	ps := make([]float64, len(t.Rows))
+	tests := make([]UTest, len(t.Rows))
+	for i := range t.Rows {
+		row := &t.Rows[i]
+		row.Delta, row.P, row.PAdjusted, row.WelchP = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		ps[i] = math.NaN()
+		if row.A.N == 0 || row.B.N == 0 {
+			side := "A"
+			if row.A.N == 0 {
+				side = "B"
+			}
+			warns = append(warns, Warning{Kind: WarnOneSided, Metric: t.Metric, Point: row.Point,
+				Message: "measured on " + side + " only"})
+			continue
+		}
+		if row.A.Center != 0 {
+			row.Delta = (row.B.Center/row.A.Center - 1) * 100
+		}
+		u := MannWhitney(row.A.Samples, row.B.Samples)
+		tests[i] = u
+		row.P, row.Exact, row.Separated = u.P, u.Exact, u.Separated(row.A.N, row.B.N)
+		row.WelchP = Welch(row.A.Samples, row.B.Samples).P
+		ps[i] = u.P
+	}
+	adj := Holm(ps)
+	var underpowered []*Row
+	k := 0
+	for _, p := range ps {
+		if !math.IsNaN(p) {
+			k++
+		}
+	}
+	for i := range t.Rows {
+		row := &t.Rows[i]
+		if math.IsNaN(ps[i]) {
+			continue
+		}
+		row.PAdjusted = adj[i]
+		row.Verdict = Inconclusive
+		if row.PAdjusted < opts.Alpha {
+			// The direction of the test: U above its mean means A tends
+			// to exceed B.
+			up := tests[i].U < float64(row.A.N*row.B.N)/2
+			switch {
+			case t.Direction == results.HigherIsBetter && up, t.Direction == results.LowerIsBetter && !up:
+				row.Verdict = Better
+			case t.Direction == results.HigherIsBetter || t.Direction == results.LowerIsBetter:
+				row.Verdict = Worse
+			default:
+				row.Verdict = Changed
+			}
+		}
+		noise := pooledSD(row.A, row.B)
+		row.Needed = Repetitions(row.B.Center-row.A.Center, noise, opts.Alpha, opts.Power, k)
+		if math.IsNaN(noise) && row.Needed == 0 {
+			// One sample a side: the noise is unknown, but the floor of
+			// the exact test still holds.
+			row.Needed = Repetitions(1, 0, opts.Alpha, opts.Power, k)
+		}
+		if row.Verdict == Inconclusive {
+			if w, ok := smallSampleWarning(t, row, k, noise, opts); ok {
+				warns = append(warns, w)
+			} else if row.Needed > min(row.A.N, row.B.N) {
+				underpowered = append(underpowered, row)
+			}
+		}
+	}
+	if w, ok := powerWarning(t, underpowered, opts); ok {
+		warns = append(warns, w)
+	}
+	// Geomean over the rows that have both centers.
+	var ca, cb []float64
+	for _, row := range t.Rows {
+		if row.A.N > 0 && row.B.N > 0 && row.A.Center > 0 && row.B.Center > 0 {
+			ca, cb = append(ca, row.A.Center), append(cb, row.B.Center)
+		}
+	}
+	if len(ca) > 1 {
+		nan := math.NaN()
+		ga, gb := GeoMean(ca), GeoMean(cb)
+		g := &Row{Metric: t.Metric, Unit: t.Unit, Direction: t.Direction, Point: "geomean",
+			A:     Summary{Center: ga, Low: nan, High: nan, Mean: nan, Median: nan, Stddev: nan, Min: nan, Max: nan},
+			B:     Summary{Center: gb, Low: nan, High: nan, Mean: nan, Median: nan, Stddev: nan, Min: nan, Max: nan},
+			Delta: (gb/ga - 1) * 100, P: nan, PAdjusted: nan, WelchP: nan}
+		t.Geomean = g
+	}
+	return warns
+}
+
+// pooledSD is the pooled standard deviation of two samples; with one
+// sample on a side it is the other side's; NaN when neither has two.
+func pooledSD(a, b Summary) float64 {
+	switch {
+	case a.N >= 2 && b.N >= 2:
+		return math.Sqrt((float64(a.N-1)*a.Stddev*a.Stddev + float64(b.N-1)*b.Stddev*b.Stddev) /
+			float64(a.N+b.N-2))
+	case a.N >= 2:
+		return a.Stddev
+	case b.N >= 2:
+		return b.Stddev
+	}
+	return math.NaN()
+}
+
+func smallSampleWarning(t *Table, row *Row, k int, noise float64, opts Options) (Warning, bool) {
+	w := Warning{Kind: WarnSmallSample, Metric: t.Metric, Point: row.Point}
+	minP := MinPValue(row.A.N, row.B.N)
+	change := fmtPercent(math.Abs(row.Delta))
+	var b strings.Builder
+	switch {
+	case minP*float64(k) >= opts.Alpha:
+		fmt.Fprintf(&b, "n=%d vs %d: the smallest p an exact rank test can give is %s", row.A.N, row.B.N, fmtP(minP))
+		if k > 1 {
+			fmt.Fprintf(&b, ", %s after Holm over %d comparisons", fmtP(math.Min(1, minP*float64(k))), k)
+		}
+		fmt.Fprintf(&b, ", above α=%s", fmtLevel(opts.Alpha))
+	default:
+		return w, false
+	}
+	switch {
+	case math.IsNaN(noise):
+		fmt.Fprintf(&b, "; the noise is unknown with one sample a side: at least %d repetitions per side are needed before any change can be significant", row.Needed)
+	case row.Needed > 0:
+		fmt.Fprintf(&b, "; with the observed noise, ~%d repetitions per side would detect a change of %s", row.Needed, change)
+	}
+	if row.Separated && row.A.N > 0 {
+		hi := "above"
+		if row.B.Center < row.A.Center {
+			hi = "below"
+		}
+		fmt.Fprintf(&b, " (every B sample is %s every A sample, the strongest evidence %d vs %d can give", hi, row.A.N, row.B.N)
+		if !math.IsNaN(row.WelchP) {
+			fmt.Fprintf(&b, "; Welch's t-test, which assumes normal noise, gives p=%s", fmtP(row.WelchP))
+		}
+		b.WriteString(")")
+	}
+	w.Message = b.String()
+	return w, true
+}
+
+// powerWarning says, for the inconclusive rows of a table that could have
+// reached significance with their n, how many repetitions the observed
+// change would need at the observed noise; one warning per table.
+func powerWarning(t *Table, rows []*Row, opts Options) (Warning, bool) {
+	if len(rows) == 0 {
+		return Warning{}, false
+	}
+	w := Warning{Kind: WarnSmallSample, Metric: t.Metric}
+	if len(rows) == 1 {
+		r := rows[0]
+		w.Point = r.Point
+		w.Message = fmt.Sprintf("p=%s is above α=%s; with the observed noise, ~%d repetitions per side would detect a change of %s",
+			fmtP(r.PAdjusted), fmtLevel(opts.Alpha), r.Needed, fmtPercent(math.Abs(r.Delta)))
+		return w, true
+	}
+	var points []string
+	dlo, dhi := math.Inf(1), math.Inf(-1)
+	nlo, nhi := math.MaxInt, 0
+	for _, r := range rows {
+		points = append(points, r.Point)
+		d := math.Abs(r.Delta)
+		dlo, dhi = math.Min(dlo, d), math.Max(dhi, d)
+		nlo, nhi = min(nlo, r.Needed), max(nhi, r.Needed)
+	}
+	span := func(lo, hi string) string {
+		if lo == hi {
+			return lo
+		}
+		return lo + "–" + hi
+	}
+	w.Message = fmt.Sprintf("inconclusive at %s; with the observed noise, ~%s repetitions per side would detect changes of the observed sizes (%s)",
+		strings.Join(points, ", "), span(strconv.Itoa(nlo), strconv.Itoa(nhi)), span(fmtPercent(dlo), fmtPercent(dhi)))
+	return w, true
+}
+
+func statusWarning(sd *side) (Warning, bool) {
+	describe := func(m map[string]int) string {
+		var parts []string
+		for _, st := range sortedKeys(m) {
+			parts = append(parts, fmt.Sprintf("%d %s", m[st], st))
+		}
+		return strings.Join(parts, ", ")
+	}
+	var msgs []string
+	if len(sd.skipped) > 0 {
+		msgs = append(msgs, fmt.Sprintf("left out %s of %d runs (status not ok)", describe(sd.skipped), sd.summary.Runs))
+	}
+	if len(sd.kept) > 0 {
+		msgs = append(msgs, fmt.Sprintf("kept the samples of %s runs", describe(sd.kept)))
+	}
+	if len(msgs) == 0 {
+		return Warning{}, false
+	}
+	return Warning{Kind: WarnStatus, Message: sd.label + ": " + strings.Join(msgs, "; ")}, true
+}
+
+// guard collects, per side, the distinct values of what must not vary,
+// and reports each field whose value sets differ or hold several values.
+func guard(sa, sb *side, cache *configCache, warns []Warning) ([]Mismatch, []Warning) {
+	fields := []string{"gpu", "gpuCount", "driver", "modelSHA256", "quant"}
+	type sets map[string][]string
+	collect := func(sd *side) (sets, int) {
+		out := sets{}
+		unhashed := 0
+		add := func(f, v string) {
+			if v != "" && !slices.Contains(out[f], v) {
+				out[f] = append(out[f], v)
+			}
+		}
+		for _, p := range sd.order {
+			runs := p.used
+			if len(runs) == 0 {
+				runs = p.runs
+			}
+			for _, r := range runs {
+				add("gpu", rigGPU(r.Rig))
+				if n := rigGPUCount(r.Rig); n > 0 {
+					add("gpuCount", strconv.Itoa(n))
+				}
+				add("driver", rigDriver(r.Rig))
+				var hs []string
+				for _, f := range r.Model.Files {
+					if f.SHA256 != "" {
+						hs = append(hs, f.SHA256)
+					}
+				}
+				if len(hs) == 0 {
+					unhashed++
+				}
+				slices.Sort(hs)
+				add("modelSHA256", strings.Join(hs, ","))
+				q := r.Model.Quant
+				if q == "" {
+					q = specString(cache.of(r), "model.quant")
+				}
+				add("quant", q)
+			}
+		}
+		for f := range out {
+			slices.Sort(out[f])
+		}
+		return out, unhashed
+	}
+	va, ua := collect(sa)
+	vb, ub := collect(sb)
+	var ms []Mismatch
+	for _, f := range fields {
+		a, b := va[f], vb[f]
+		if len(a) == 0 || len(b) == 0 {
+			continue
+		}
+		if !slices.Equal(a, b) || len(a) > 1 || len(b) > 1 {
+			m := Mismatch{Field: f, A: a, B: b}
+			ms = append(ms, m)
+			warns = append(warns, Warning{Kind: WarnIncomparable, Message: shortenHashes(m.String())})
+		}
+	}
+	var missing []string
+	if ua > 0 {
+		missing = append(missing, sa.label)
+	}
+	if ub > 0 {
+		missing = append(missing, sb.label)
+	}
+	if len(missing) > 0 {
+		warns = append(warns, Warning{Kind: WarnUnverified,
+			Message: "model file hashes are not recorded for runs of " + strings.Join(missing, " and ") +
+				": the model bytes are not checked"})
+	}
+	return ms, warns
+}
+
+func shortenHashes(s string) string {
+	return longHexRE.ReplaceAllStringFunc(s, func(h string) string { return h[:12] + "…" })
+}
+
+// specString returns the string value of a spec leaf, or "".
+func specString(c config, path string) string {
+	for _, l := range c {
+		if l.path == path {
+			var s string
+			if json.Unmarshal([]byte(l.value), &s) == nil {
+				return s
+			}
+			return l.value
+		}
+	}
+	return ""
+}
+
+// mixedWarnings reports points whose pooled runs differ in configuration
+// (other than the rig's hostname, which never takes part).
+func mixedWarnings(sd *side, cache *configCache) []Warning {
+	var out []Warning
+	for _, p := range sd.order {
+		if len(p.used) < 2 {
+			continue
+		}
+		ref := cache.of(p.latest())
+		var paths []string
+		for _, r := range p.used[:len(p.used)-1] {
+			for _, c := range diffConfigs(cache.of(r), ref, nil) {
+				if !slices.Contains(paths, c.Path) {
+					paths = append(paths, c.Path)
+				}
+			}
+		}
+		if len(paths) == 0 {
+			continue
+		}
+		slices.Sort(paths)
+		list := paths
+		more := ""
+		if len(list) > 5 {
+			more = fmt.Sprintf(" and %d more", len(list)-5)
+			list = list[:5]
+		}
+		out = append(out, Warning{Kind: WarnMixed, Point: p.label,
+			Message: fmt.Sprintf("%s pools %d runs that differ in %s%s; the configuration diff shows the latest",
+				sd.label, len(p.used), strings.Join(list, ", "), more)})
+	}
+	return out
+}

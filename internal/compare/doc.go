@@ -1,0 +1,175 @@
+// Package compare is the statistics and diff engine behind `rigor diff A B`
+// and `rigor log ID`. It takes recorded runs ([results.Run]) and returns
+// values: a [Report] or a [History], with renderers for text, Markdown, CSV
+// and JSON. It never prints or exits; the CLI decides what a finding means.
+//
+// # Compare, step by step
+//
+//  1. Each [Side] is a label plus runs. Runs are ordered by start time and
+//     grouped into points by their swept values (Run.Swept; a run without
+//     one is the single point). Numbers in swept values are normalized
+//     through JSON, so 16 and 16.0 are one point.
+//  2. Runs whose status is not ok are left out (counted in a warning);
+//     Options.IncludeIncomplete keeps the samples of crashed, timed-out
+//     and interrupted runs. Failed runs never count.
+//  3. Within a point, every raw sample of a metric key (Metric.Key: name
+//     plus test, "tokSOut tg64") is pooled across runs. A metric recorded
+//     without samples counts its value as one sample.
+//  4. Points are matched by their swept values; points of one side only are
+//     listed (Report.OnlyA, OnlyB). Two sides of one point each are matched
+//     whatever their swept values.
+//  5. Configuration diff: for each matched point, the latest run of each
+//     side is flattened into leaves and diffed (see below). Identical
+//     changes across points are merged; a change that applies to some
+//     points only names them.
+//  6. Comparability guard (see below).
+//  7. One [Table] per metric, one [Row] per matched point: each side's
+//     [Summary], the delta of the centers, the tests, the Holm correction,
+//     the verdict, the repetition estimate; a geomean row when the table
+//     has two rows or more.
+//
+// # The statistics, and why
+//
+// The two anchors: benchstat reports the median with a distribution-free
+// order-statistic interval, tests with the Mann–Whitney U test and calls a
+// difference only when p < α = 0.05; hyperfine offers Welch's t-test. rigor
+// takes benchstat's decision rule and keeps the mean as the figure people
+// read:
+//
+//   - Center: the mean, with a Student-t 95% interval (Options.Center =
+//     CenterMean, the default). llama-bench reports the mean (avg_ts),
+//     leaderboards publish it and the users' own notes quote it (seed 000:
+//     14.29 → 16.38 tok/s). Each sample is already an average over many
+//     tokens, so its noise is close to normal and the t-interval is
+//     meaningful even at n = 3, where a median has no 95% interval at all.
+//     CenterMedian gives benchstat's view: the median with the narrowest
+//     order-statistic interval [x(k), x(n+1-k)] whose binomial coverage
+//     reaches 95%. That needs n ≥ 6; below, the achievable coverage is
+//     kept in Summary.Confidence and the renderers show "± ∞".
+//   - Test: the two-sided Mann–Whitney U test decides. It assumes no shape
+//     of the noise, and one stalled repetition (thermal throttling, a
+//     background job) can neither manufacture nor hide a difference. For
+//     small samples (the smaller side ≤ 10 values, both ≤ 200) the p-value
+//     is exact: the permutation distribution of the rank sum over all
+//     C(n1+n2, n1) splits of the pooled mid-ranks, counted by dynamic
+//     programming, so it stays exact with ties. Above that, the normal
+//     approximation with the tie-corrected variance and a continuity
+//     correction of ½ (R's wilcox.test(exact=FALSE)).
+//   - Welch's t-test is reported beside it (Row.WelchP) and never decides:
+//     it is the only test that can give a small p at n = 3, but only by
+//     assuming normal noise, which three samples cannot check.
+//   - Multiple comparisons: within one metric's table the p-values of its
+//     points are a family, adjusted by Holm's step-down method (uniformly
+//     more powerful than Bonferroni, valid under any dependence). Different
+//     metrics answer different questions and are not pooled.
+//   - Verdict: Better or Worse when the adjusted p < α, in the metric's
+//     direction (Metric.Direction; when missing, tokS* is higher-is-better
+//     and *Ms, *Gb lower-is-better); the direction of the change is the
+//     test's (the U statistic), Changed for a metric with no direction,
+//     Inconclusive ("~") otherwise. "~" is not evidence of no change.
+//   - Geomean: the geometric mean of each side's centers over the rows that
+//     have both, and the ratio of the two, as benchstat summarizes.
+//
+// # Honest about small samples
+//
+// An exact two-sided rank test with n1 and n2 values cannot give a p-value
+// below 2/C(n1+n2, n1) ([MinPValue]): 0.1 for 3 vs 3, so nothing is
+// significant at α = 0.05 however large the change; 4 vs 4 gives 0.029.
+// Under Holm over k points the smallest p is multiplied by k. When a row
+// cannot reach α for this reason the report says so, and says how many
+// repetitions per side would detect a change of the observed size at the
+// observed noise ([Repetitions]: the t-test sample size of R's
+// power.t.test at power 0.8, divided by 3/π, the Mann–Whitney test's
+// efficiency under normal noise, and never below the smallest n whose
+// exact test can reach α/k). For inconclusive rows that could have reached
+// α, one warning per table gives the same estimate. For the seed-000 case:
+//
+//	tokSOut tg64: n=3 vs 3: the smallest p an exact rank test can give is
+//	0.100, above α=0.05; with the observed noise, ~4 repetitions per side
+//	would detect a change of 14.6% (every B sample is above every A sample,
+//	the strongest evidence 3 vs 3 can give; Welch's t-test, which assumes
+//	normal noise, gives p=0.006)
+//
+// # Configuration diff
+//
+// A run's configuration is flattened into leaves with canonical JSON
+// values, in three sections:
+//
+//   - spec: Run.Spec as a generic JSON tree, paths as written:
+//     flags.nkvo, env.GGML_SYCL_DISABLE_OPT, bench.r, model.quant,
+//     extraArgs. Keys that are not identifiers are quoted (env."A B").
+//     Arrays of scalars are one leaf; arrays holding objects are diffed by
+//     index (ot[0].dev).
+//   - lock: what the lock resolved, as the record holds it:
+//     lock.engine.{family,source,ref,commit,version,buildId,backend},
+//     lock.engine.patches[i] ("path sha256:…"),
+//     lock.model.{hf,revision,commit,path,quant},
+//     lock.model.files."<path>".{sha256,size}.
+//   - rig: rig.{gpu,gpuCount,gpuMemoryGB,driver,cpu,cpuCores,memoryGB,os,
+//     kernel,arch}, rig.toolchain.<tool>. The hostname never takes part.
+//
+// Each [Change] reads "path: old → new", "(absent)" for a missing side:
+// `flags.nkvo: 1 → 0`, `env.FOO: (absent) → "1"`.
+//
+// # Comparability guard
+//
+// Some dimensions are not meant to vary between two sides: the GPU model
+// (rig.gpu), the GPU count, the GPU driver, the model file hashes, the
+// quantization (Model.Quant, else the spec's model.quant). The distinct
+// values of each are collected per side over the runs that count; a
+// [Mismatch] is reported when the sides' values differ, or when one side
+// pools runs with several values. Mismatches are warnings
+// ([WarnIncomparable]); Options.Strict makes [Compare] return the report
+// with an [*IncomparableError] (errors.Is(err, [ErrIncomparable])), which a
+// `--strict` flag turns into a failure. Runs without model hashes get a
+// [WarnUnverified] warning: their model bytes cannot be checked.
+//
+// # CI gate
+//
+// [Report.Regressions](percent) returns the rows that are significantly
+// worse (Verdict Worse after Holm) by more than percent. A
+// `--fail-on-regression[=PERCENT]` flag fails when it is not empty; the
+// exit code belongs to the CLI (internal/cli/exit.go).
+//
+// # Output formats
+//
+// [WriteText] writes an aligned table for a terminal: values with 4
+// significant digits, the interval as ± half-width in percent of the
+// center (benchstat's form), p-values with three decimals, and the
+// warnings after the tables, wrapped to the terminal width. [WriteMarkdown]
+// writes the same as GitHub-flavoured Markdown. [WriteCSV] writes the
+// metric tables only, one line per row and a "geomean" line per table,
+// with full precision, under the columns of [CSVHeader]: metric, name,
+// test, unit, direction, point, center (mean|median), a_n, a_center,
+// a_low, a_high, b_n, b_center, b_low, b_high, delta_pct, p, p_adjusted,
+// welch_p, verdict (better|worse|inconclusive|changed|none), needed_n.
+//
+// [WriteJSON] writes one object whose field names are stable (version
+// [JSONVersion]); numbers that do not exist are null:
+//
+//	version, center ("mean"|"median"), test ("mann-whitney-u"),
+//	correction ("holm"), alpha, confidence, power,
+//	a, b: {label, runs, used, points, experiments, first, last},
+//	config: [{section ("spec"|"lock"|"rig"), path, old, new, points}]
+//	  (old/new are JSON values, omitted when absent),
+//	mismatches: [{field, a, b, message}],
+//	tables: [{metric, name, test, unit, direction,
+//	  rows: [{point, a, b, deltaPercent, p, pAdjusted, exact, separated,
+//	    welchP, verdict, neededPerSide}],
+//	  geomean: {a, b, deltaPercent} | null}],
+//	  where a and b are {n, runs, center, low, high, confidence, mean,
+//	  median, stddev, min, max, samples},
+//	onlyA, onlyB: [point labels],
+//	warnings: [{kind, metric, point, message}].
+//
+// # Log
+//
+// [Log] orders an experiment's runs by start time and gives each its rig
+// summary, engine commit, status and per-metric mean and standard
+// deviation, with a drift marker where something changed between
+// consecutive runs: the lock section against the previous run, the rig
+// against the previous run on the same host, the spec against the previous
+// run of the same point, and the lock digest when it changed with nothing
+// recorded to show for it. [WriteLogText] adds a sparkline of tokSOut per
+// point over time; [WriteLogJSON] writes the same as JSON.
+package compare

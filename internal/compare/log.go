@@ -1,0 +1,483 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rigorbench/rigor/internal/results"
+)
+
+// History is an experiment's runs over time, the substance of `rigor log`.
+type History struct {
+	// Experiments lists the experiment ids seen, in order of first run.
+	Experiments []string
+	// Metrics lists the metric keys seen, tokSOut first, then tokSPrompt,
+	// then the others in order of appearance.
+	Metrics []string
+	// Entries are the runs, oldest first.
+	Entries []Entry
+	// Chart is the tokSOut series over time, one series per point; nil
+	// when no run has tokSOut.
+	Chart *Chart
+}
+
+// Entry is one run in a [History].
+type Entry struct {
+	ID         string
+	Experiment string
+	Point      string // swept values ("ub=16"); "" without a sweep
+	Start, End time.Time
+	// Rig summarizes the machine: "4× Intel Arc Pro B70", else the CPU.
+	Rig  string
+	Host string
+	// Commit is the engine commit, shortened to 7 digits; the requested
+	// ref when no commit was resolved.
+	Commit  string
+	Status  string
+	Error   string
+	Metrics []MetricStat
+	// Drift lists what changed since the previous run: the lock (engine,
+	// patches, model files) against the previous run of any point, the rig
+	// against the previous run on the same host, and the spec against the
+	// previous run of the same point. A lock digest that changed with no
+	// recorded fact to show for it appears as the path "lockDigest".
+	Drift []Change
+}
+
+// MetricStat is one metric of one run: the mean of its samples and their
+// spread.
+type MetricStat struct {
+	Key    string
+	Name   string
+	Test   string
+	Unit   string
+	N      int
+	Mean   float64
+	Stddev float64 // NaN with fewer than two samples
+	Min    float64
+	Max    float64
+}
+
+// Chart is one metric's per-run mean over time.
+type Chart struct {
+	Metric string
+	Unit   string
+	Series []Series
+}
+
+// Series is the chart of one point: one value per run of the point, oldest
+// first, NaN where the run has no value for the metric (a failed run).
+type Series struct {
+	Point  string
+	Values []float64
+}
+
+// Log builds the history of runs: ordered by start time, each with its
+// rig, engine commit, status and metrics, and a drift marker where the lock,
+// the rig or the spec changed between consecutive runs.
+func Log(runs []results.Run) *History {
+	ptrs := make([]*results.Run, len(runs))
+	for i := range runs {
+		ptrs[i] = &runs[i]
+	}
+	slices.SortStableFunc(ptrs, runOrder)
+	h := &History{}
+	cache := newConfigCache()
+	prevAny := (*results.Run)(nil)
+	prevHost := map[string]*results.Run{}
+	prevPoint := map[string]*results.Run{}
+
+	// Label points with the same short names Compare uses.
+	var pts []*point
+	keyOf := make([]string, len(ptrs))
+	byKey := map[string]*point{}
+	for i, r := range ptrs {
+		key, swept := sweptKey(r.Swept)
+		keyOf[i] = r.Experiment + "\x00" + key
+		if byKey[keyOf[i]] == nil {
+			p := &point{key: key, swept: swept}
+			byKey[keyOf[i]] = p
+			pts = append(pts, p)
+		}
+	}
+	short := shortNames(pts)
+	byLabel := map[string]*point{}
+	for _, p := range pts {
+		p.label = pointLabel(p.swept, short)
+		byLabel[p.label] = p
+	}
+
+	seenMetric := map[string]bool{}
+	var metricOrder []string
+	for i, r := range ptrs {
+		if r.Experiment != "" && !slices.Contains(h.Experiments, r.Experiment) {
+			h.Experiments = append(h.Experiments, r.Experiment)
+		}
+		e := Entry{ID: r.ID, Experiment: r.Experiment, Point: byKey[keyOf[i]].label,
+			Start: r.Start, End: r.End, Rig: rigSummary(r), Commit: shortCommit(r.Engine),
+			Status: r.Status, Error: r.Error}
+		if r.Rig != nil {
+			e.Host = r.Rig.Hostname
+		}
+		for _, m := range r.Metrics {
+			x := m.Samples
+			if len(x) == 0 {
+				x = []float64{m.Value}
+			}
+			e.Metrics = append(e.Metrics, MetricStat{Key: m.Key(), Name: m.Name, Test: m.Test, Unit: m.Unit,
+				N: len(x), Mean: Mean(x), Stddev: Stddev(x), Min: slices.Min(x), Max: slices.Max(x)})
+			if !seenMetric[m.Key()] {
+				seenMetric[m.Key()] = true
+				metricOrder = append(metricOrder, m.Key())
+			}
+		}
+
+		cur := cache.of(r)
+		if prevAny != nil {
+			e.Drift = append(e.Drift, diffConfigs(cache.of(prevAny), cur, onlySection(SectionLock))...)
+			if len(e.Drift) == 0 && prevAny.LockDigest != r.LockDigest {
+				e.Drift = append(e.Drift, Change{Section: SectionLock, Path: "lockDigest",
+					Old: rawString(prevAny.LockDigest), New: rawString(r.LockDigest)})
+			}
+		}
+		if p := prevHost[e.Host]; p != nil {
+			e.Drift = append(e.Drift, diffConfigs(cache.of(p), cur, onlySection(SectionRig))...)
+		}
+		if p := prevPoint[keyOf[i]]; p != nil && (p.SpecDigest != r.SpecDigest || p.SpecDigest == "") {
+			e.Drift = append(e.Drift, diffConfigs(cache.of(p), cur, onlySection(SectionSpec))...)
+		}
+		prevAny, prevHost[e.Host], prevPoint[keyOf[i]] = r, r, r
+		h.Entries = append(h.Entries, e)
+	}
+
+	// tokSOut first, then tokSPrompt, then the rest as they came.
+	rank := func(k string) int {
+		switch {
+		case strings.HasPrefix(k, "tokSOut"):
+			return 0
+		case strings.HasPrefix(k, "tokSPrompt"):
+			return 1
+		}
+		return 2
+	}
+	h.Metrics = slices.Clone(metricOrder)
+	slices.SortStableFunc(h.Metrics, func(a, b string) int { return rank(a) - rank(b) })
+
+	// The chart: the first tokSOut key, one series per point, a gap where
+	// a run of the point has no value (a failed run).
+	if len(h.Metrics) > 0 && strings.HasPrefix(h.Metrics[0], "tokSOut") {
+		k := h.Metrics[0]
+		c := &Chart{Metric: k}
+		idx := map[string]int{}
+		for _, e := range h.Entries {
+			j, ok := idx[e.Point]
+			if !ok {
+				j = len(c.Series)
+				idx[e.Point] = j
+				c.Series = append(c.Series, Series{Point: e.Point})
+			}
+			v := math.NaN()
+			for _, m := range e.Metrics {
+				if m.Key == k {
+					v, c.Unit = m.Mean, m.Unit
+				}
+			}
+			c.Series[j].Values = append(c.Series[j].Values, v)
+		}
+		c.Series = slices.DeleteFunc(c.Series, func(s Series) bool {
+			return !slices.ContainsFunc(s.Values, func(v float64) bool { return !math.IsNaN(v) })
+		})
+		slices.SortStableFunc(c.Series, func(a, b Series) int {
+			return comparePoints(byLabel[a.Point], byLabel[b.Point])
+		})
+		h.Chart = c
+	}
+	return h
+}
+
+func onlySection(s string) func(string) bool {
+	return func(sec string) bool { return sec == s }
+}
+
+func rawString(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(quote(s))
+}
+
+func shortCommit(e results.Engine) string {
+	c := e.Commit
+	if c == "" {
+		c = e.Ref
+	}
+	if len(c) > 7 && hexRE.MatchString(c) {
+		c = c[:7]
+	}
+	return c
+}
+
+func rigSummary(r *results.Run) string {
+	g := r.Rig
+	if g == nil {
+		return ""
+	}
+	if name := rigGPU(g); name != "" {
+		if n := rigGPUCount(g); n > 1 {
+			return fmt.Sprintf("%d× %s", n, name)
+		}
+		return name
+	}
+	return g.HostProcessorModelName
+}
+
+// sparkline draws values (NaN as a gap) with eight block heights between
+// lo and hi, averaging neighbours when there are more values than width.
+func sparkline(values []float64, lo, hi float64, width int) string {
+	const bars = "▁▂▃▄▅▆▇█"
+	levels := []rune(bars)
+	if width > 0 && len(values) > width {
+		out := make([]float64, width)
+		for i := range out {
+			from, to := i*len(values)/width, (i+1)*len(values)/width
+			var s float64
+			n := 0
+			for _, v := range values[from:to] {
+				if !math.IsNaN(v) {
+					s += v
+					n++
+				}
+			}
+			out[i] = math.NaN()
+			if n > 0 {
+				out[i] = s / float64(n)
+			}
+		}
+		values = out
+	}
+	var b strings.Builder
+	for _, v := range values {
+		switch {
+		case math.IsNaN(v):
+			b.WriteRune(' ')
+		case hi <= lo:
+			b.WriteRune(levels[3])
+		default:
+			i := int(math.Round((v - lo) / (hi - lo) * float64(len(levels)-1)))
+			b.WriteRune(levels[max(0, min(i, len(levels)-1))])
+		}
+	}
+	return b.String()
+}
+
+// logColumns is how many metric columns the text form shows.
+const logColumns = 3
+
+// WriteLogText writes the history as aligned text for a terminal of the
+// given width (0: no wrapping): one line per run, oldest first, a drift
+// line before each run whose lock, rig or spec changed, and a sparkline of
+// tokSOut per point.
+func WriteLogText(w io.Writer, h *History, width int) error {
+	var b strings.Builder
+	if len(h.Entries) == 0 {
+		b.WriteString("no runs\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	first, last := h.Entries[0].Start, h.Entries[len(h.Entries)-1].Start
+	runs := "runs"
+	if len(h.Entries) == 1 {
+		runs = "run"
+	}
+	fmt.Fprintf(&b, "%s: %d %s", strings.Join(h.Experiments, ", "), len(h.Entries), runs)
+	if !first.IsZero() {
+		fmt.Fprintf(&b, ", %s … %s", day(first), day(last))
+	}
+	b.WriteString("\n\n")
+
+	hasPoint := false
+	for _, e := range h.Entries {
+		hasPoint = hasPoint || e.Point != ""
+	}
+	metrics := h.Metrics
+	if len(metrics) > logColumns {
+		metrics = metrics[:logColumns]
+	}
+	g := &grid{}
+	head := []string{"date", "run"}
+	if hasPoint {
+		head = append(head, "point")
+	}
+	head = append(head, "rig", "commit", "status")
+	g.right = make([]bool, len(head))
+	for _, m := range metrics {
+		head = append(head, m, "± sd", "n")
+		g.right = append(g.right, true, false, true)
+	}
+	g.rows = append(g.rows, head)
+	drift := map[int]string{}
+	for i, e := range h.Entries {
+		date := ""
+		if !e.Start.IsZero() {
+			date = e.Start.UTC().Format("2006-01-02 15:04")
+		}
+		cells := []string{date, e.ID}
+		if hasPoint {
+			cells = append(cells, e.Point)
+		}
+		cells = append(cells, e.Rig, e.Commit, e.Status)
+		for _, k := range metrics {
+			mean, sd, n := "", "", ""
+			for _, m := range e.Metrics {
+				if m.Key == k {
+					mean, n = fmtNum(m.Mean), strconv.Itoa(m.N)
+					if !math.IsNaN(m.Stddev) {
+						sd = "± " + fmtSpread(m.Stddev)
+					}
+				}
+			}
+			cells = append(cells, mean, sd, n)
+		}
+		g.rows = append(g.rows, cells)
+		if len(e.Drift) > 0 {
+			parts := make([]string, len(e.Drift))
+			for j, c := range e.Drift {
+				parts[j] = c.Path + ": " + showValue(c.Old, 12) + " → " + showValue(c.New, 12)
+			}
+			drift[i+1] = wrap("  ▲ drift: "+strings.Join(parts, "; "), width, 12)
+		}
+	}
+	wd := g.widths()
+	for i, row := range g.rows {
+		if d, ok := drift[i]; ok {
+			b.WriteString(d + "\n")
+		}
+		b.WriteString(g.line(row, wd) + "\n")
+	}
+	if len(h.Metrics) > len(metrics) {
+		fmt.Fprintf(&b, "(%d more metrics in --json)\n", len(h.Metrics)-len(metrics))
+	}
+
+	if c := h.Chart; c != nil {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, s := range c.Series {
+			for _, v := range s.Values {
+				if !math.IsNaN(v) {
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
+			}
+		}
+		unit := ""
+		if c.Unit != "" {
+			unit = " " + c.Unit
+		}
+		fmt.Fprintf(&b, "\n%s over time, oldest first (%s … %s%s):\n", c.Metric, fmtNum(lo), fmtNum(hi), unit)
+		lw := 0
+		for _, s := range c.Series {
+			lw = max(lw, utf8.RuneCountInString(s.Point))
+		}
+		for _, s := range c.Series {
+			vals := s.Values
+			sw := 0
+			if width > 0 {
+				sw = max(8, width-lw-4)
+			}
+			label := s.Point + strings.Repeat(" ", lw-utf8.RuneCountInString(s.Point))
+			line := "  " + label
+			if lw > 0 {
+				line += "  "
+			}
+			b.WriteString(strings.TrimRight(line+sparkline(vals, lo, hi, sw), " ") + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+type jsonHistory struct {
+	Version     int         `json:"version"`
+	Experiments []string    `json:"experiments"`
+	Metrics     []string    `json:"metrics"`
+	Runs        []jsonEntry `json:"runs"`
+	Chart       *jsonChart  `json:"chart"`
+}
+
+type jsonEntry struct {
+	ID         string       `json:"id"`
+	Experiment string       `json:"experiment"`
+	Point      string       `json:"point"`
+	Start      time.Time    `json:"start,omitzero"`
+	End        time.Time    `json:"end,omitzero"`
+	Rig        string       `json:"rig"`
+	Host       string       `json:"host,omitempty"`
+	Commit     string       `json:"commit"`
+	Status     string       `json:"status"`
+	Error      string       `json:"error,omitempty"`
+	Metrics    []jsonMetric `json:"metrics"`
+	Drift      []Change     `json:"drift"`
+}
+
+type jsonMetric struct {
+	Key    string `json:"key"`
+	Name   string `json:"name"`
+	Test   string `json:"test"`
+	Unit   string `json:"unit"`
+	N      int    `json:"n"`
+	Mean   jnum   `json:"mean"`
+	Stddev jnum   `json:"stddev"`
+	Min    jnum   `json:"min"`
+	Max    jnum   `json:"max"`
+}
+
+type jsonChart struct {
+	Metric string       `json:"metric"`
+	Unit   string       `json:"unit"`
+	Series []jsonSeries `json:"series"`
+}
+
+type jsonSeries struct {
+	Point  string `json:"point"`
+	Values []jnum `json:"values"`
+}
+
+// WriteLogJSON writes the history as one indented JSON object:
+// {version, experiments, metrics, runs: [{id, experiment, point, start,
+// end, rig, host, commit, status, error, metrics: [{key, name, test, unit,
+// n, mean, stddev, min, max}], drift: [Change]}], chart: {metric, unit,
+// series: [{point, values}]}}, with null for a missing number.
+func WriteLogJSON(w io.Writer, h *History) error {
+	out := jsonHistory{Version: JSONVersion, Experiments: orEmpty(h.Experiments),
+		Metrics: orEmpty(h.Metrics), Runs: []jsonEntry{}}
+	for _, e := range h.Entries {
+		je := jsonEntry{ID: e.ID, Experiment: e.Experiment, Point: e.Point, Start: e.Start.UTC(), End: e.End.UTC(),
+			Rig: e.Rig, Host: e.Host, Commit: e.Commit, Status: e.Status, Error: e.Error,
+			Metrics: []jsonMetric{}, Drift: orEmpty(e.Drift)}
+		for _, m := range e.Metrics {
+			je.Metrics = append(je.Metrics, jsonMetric{m.Key, m.Name, m.Test, m.Unit, m.N,
+				jnum(m.Mean), jnum(m.Stddev), jnum(m.Min), jnum(m.Max)})
+		}
+		out.Runs = append(out.Runs, je)
+	}
+	if c := h.Chart; c != nil {
+		jc := &jsonChart{Metric: c.Metric, Unit: c.Unit, Series: []jsonSeries{}}
+		for _, s := range c.Series {
+			vals := make([]jnum, len(s.Values))
+			for i, v := range s.Values {
+				vals[i] = jnum(v)
+			}
+			jc.Series = append(jc.Series, jsonSeries{s.Point, vals})
+		}
+		out.Chart = jc
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}

@@ -1,0 +1,701 @@
+package compare
+
+// Renderers of a Report: an aligned text table for terminals, Markdown,
+// CSV and JSON. Numbers for people have 4 significant digits (tok/s
+// differences of 1% matter, and 14.3 against 14.4 is already 0.7%); CSV and
+// JSON carry full precision.
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// fmtNum formats a value with 4 significant digits, without exponent for
+// the magnitudes benchmarks produce; "–" for NaN.
+func fmtNum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	a := math.Abs(v)
+	switch {
+	case a == 0:
+		return "0"
+	case a >= 1e4:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a < 1e-3:
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	digits := 3 - int(math.Floor(math.Log10(a)))
+	return strconv.FormatFloat(v, 'f', max(digits, 0), 64)
+}
+
+// fmtSpread formats a standard deviation with 2 significant digits.
+func fmtSpread(v float64) string {
+	if math.IsNaN(v) || v == 0 {
+		return fmtNum(v)
+	}
+	digits := 1 - int(math.Floor(math.Log10(math.Abs(v))))
+	return strconv.FormatFloat(v, 'f', max(digits, 0), 64)
+}
+
+// fmtPercent formats a magnitude in percent: one decimal, two below 1%.
+func fmtPercent(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	if math.Abs(v) < 1 {
+		return strconv.FormatFloat(v, 'f', 2, 64) + "%"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + "%"
+}
+
+func fmtDelta(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	s := fmtPercent(v)
+	if v >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// fmtP formats a p-value with three decimals.
+func fmtP(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "–"
+	case p < 0.001:
+		return "<0.001"
+	}
+	return strconv.FormatFloat(p, 'f', 3, 64)
+}
+
+func fmtLevel(a float64) string { return strconv.FormatFloat(a, 'g', -1, 64) }
+
+// fmtCI formats the half-width of the interval relative to the center, as
+// benchstat does: "± 6.3%"; "± ∞" when no interval reaches the level.
+func fmtCI(s Summary, level float64) string {
+	if s.N == 0 {
+		return ""
+	}
+	if !(Interval{s.Low, s.High, s.Confidence}).Available(level) || s.Center == 0 {
+		return "± ∞"
+	}
+	h := math.Max(s.Center-s.Low, s.High-s.Center) / math.Abs(s.Center) * 100
+	switch {
+	case h < 10:
+		return "± " + strconv.FormatFloat(h, 'f', 1, 64) + "%"
+	}
+	return "± " + strconv.FormatFloat(h, 'f', 0, 64) + "%"
+}
+
+func fmtN(s Summary) string {
+	if s.N == 0 {
+		return ""
+	}
+	return strconv.Itoa(s.N)
+}
+
+func fmtCenter(s Summary) string {
+	if s.N == 0 && math.IsNaN(s.Center) {
+		return "–"
+	}
+	return fmtNum(s.Center)
+}
+
+// fmtVerdict is the verdict for people.
+func fmtVerdict(v Verdict) string { return string(v) }
+
+// verdictWord is the verdict for machines (CSV, JSON).
+func verdictWord(v Verdict) string {
+	switch v {
+	case Inconclusive:
+		return "inconclusive"
+	case NoVerdict:
+		return "none"
+	}
+	return string(v)
+}
+
+func describeDirection(d string) string {
+	switch d {
+	case "higher":
+		return "higher is better"
+	case "lower":
+		return "lower is better"
+	}
+	return "no direction"
+}
+
+// singlePoint reports whether the report compares one unswept point, so
+// that tables can drop the point column.
+func (r *Report) singlePoint() bool {
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if row.Point != "" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// holmApplied reports whether any table corrected over several rows.
+func (r *Report) holmApplied() bool {
+	for _, t := range r.Tables {
+		k := 0
+		for _, row := range t.Rows {
+			if !math.IsNaN(row.P) {
+				k++
+			}
+		}
+		if k > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Report) infinite() bool {
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			for _, s := range []Summary{row.A, row.B} {
+				if s.N > 0 && fmtCI(s, r.Confidence) == "± ∞" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func sideLine(s SideSummary) string {
+	var b strings.Builder
+	b.WriteString(s.Label)
+	runs := "runs"
+	if s.Runs == 1 {
+		runs = "run"
+	}
+	fmt.Fprintf(&b, " (%d %s", s.Runs, runs)
+	if s.Used != s.Runs {
+		fmt.Fprintf(&b, ", %d used", s.Used)
+	}
+	if s.Points > 1 {
+		fmt.Fprintf(&b, ", %d points", s.Points)
+	}
+	if !s.First.IsZero() {
+		if day(s.First) == day(s.Last) {
+			fmt.Fprintf(&b, ", %s", day(s.First))
+		} else {
+			fmt.Fprintf(&b, ", %s … %s", day(s.First), day(s.Last))
+		}
+	}
+	b.WriteString(")")
+	if len(s.Experiments) > 0 {
+		b.WriteString(" " + strings.Join(s.Experiments, ", "))
+	}
+	return b.String()
+}
+
+func day(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+// wrap breaks s into lines of at most width runes (when width > 0) at
+// spaces, indenting continuation lines by indent spaces.
+func wrap(s string, width, indent int) string {
+	if width <= 0 || utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	var b strings.Builder
+	line := 0
+	for i, w := range strings.Fields(s) {
+		n := utf8.RuneCountInString(w)
+		if i > 0 {
+			if line+1+n > width {
+				b.WriteString("\n" + strings.Repeat(" ", indent))
+				line = indent
+			} else {
+				b.WriteString(" ")
+				line++
+			}
+		}
+		b.WriteString(w)
+		line += n
+	}
+	return b.String()
+}
+
+// grid aligns cells in columns separated by two spaces; right marks the
+// columns aligned right. Trailing spaces are trimmed.
+type grid struct {
+	rows  [][]string
+	right []bool
+}
+
+func (g *grid) widths() []int {
+	var w []int
+	for _, r := range g.rows {
+		for i, c := range r {
+			if i >= len(w) {
+				w = append(w, 0)
+			}
+			w[i] = max(w[i], utf8.RuneCountInString(c))
+		}
+	}
+	return w
+}
+
+func (g *grid) line(row []string, w []int) string {
+	var b strings.Builder
+	for i, c := range row {
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		pad := strings.Repeat(" ", w[i]-utf8.RuneCountInString(c))
+		if i < len(g.right) && g.right[i] {
+			b.WriteString(pad + c)
+		} else {
+			b.WriteString(c + pad)
+		}
+	}
+	return strings.TrimRight(b.String(), " ")
+}
+
+// WriteText writes the report as aligned text for a terminal of the given
+// width (0: no wrapping): the sides, the configuration diff, one table per
+// metric, the points on one side only, and the warnings.
+func WriteText(w io.Writer, r *Report, width int) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "A: %s\n", sideLine(r.A))
+	fmt.Fprintf(&b, "B: %s\n", sideLine(r.B))
+
+	b.WriteString("\n")
+	if len(r.Config) == 0 {
+		b.WriteString("Configuration: no differences\n")
+	} else {
+		b.WriteString("Configuration (A → B):\n")
+		for _, c := range r.Config {
+			line := c.Path + ": " + showValue(c.Old, 12) + " → " + showValue(c.New, 12)
+			if len(c.Points) > 0 {
+				line += "  [" + strings.Join(c.Points, ", ") + "]"
+			}
+			b.WriteString("  " + wrap(line, width-2, 6) + "\n")
+		}
+	}
+
+	single, holm := r.singlePoint(), r.holmApplied()
+	for _, t := range r.Tables {
+		b.WriteString("\n")
+		title := t.Metric
+		if t.Unit != "" {
+			title += " (" + t.Unit + ", " + describeDirection(t.Direction) + ")"
+		} else {
+			title += " (" + describeDirection(t.Direction) + ")"
+		}
+		b.WriteString(title + "\n")
+		g := &grid{}
+		var head []string
+		if !single {
+			head = append(head, "point")
+		}
+		ci := fmt.Sprintf("± %s%% CI", fmtLevel(r.Confidence*100))
+		head = append(head, string(r.Center), ci, "n", string(r.Center), ci, "n", "delta", "p")
+		if holm {
+			head = append(head, "p (Holm)")
+		}
+		head = append(head, "welch p", "verdict")
+		g.rows = append(g.rows, head)
+		off := 0
+		if !single {
+			off = 1
+			g.right = append(g.right, false)
+		}
+		g.right = append(g.right, true, false, true, true, false, true, true, true)
+		if holm {
+			g.right = append(g.right, true)
+		}
+		g.right = append(g.right, true, false)
+		addRow := func(row Row, geo bool) {
+			var cells []string
+			if !single {
+				cells = append(cells, row.Point)
+			}
+			if geo {
+				cells = append(cells, fmtNum(row.A.Center), "", "", fmtNum(row.B.Center), "", "", fmtDelta(row.Delta), "")
+				if holm {
+					cells = append(cells, "")
+				}
+				cells = append(cells, "", "")
+			} else {
+				cells = append(cells, fmtCenter(row.A), fmtCI(row.A, r.Confidence), fmtN(row.A),
+					fmtCenter(row.B), fmtCI(row.B, r.Confidence), fmtN(row.B), fmtDelta(row.Delta), fmtP(row.P))
+				if holm {
+					cells = append(cells, fmtP(row.PAdjusted))
+				}
+				cells = append(cells, fmtP(row.WelchP), fmtVerdict(row.Verdict))
+			}
+			g.rows = append(g.rows, cells)
+		}
+		for _, row := range t.Rows {
+			addRow(row, false)
+		}
+		if t.Geomean != nil {
+			addRow(*t.Geomean, true)
+		}
+		wd := g.widths()
+		// The side labels span their three columns.
+		span := func(col int) int { return wd[col] + wd[col+1] + wd[col+2] + 4 }
+		for i, label := range []string{r.A.Label, r.B.Label} {
+			col := off + 3*i
+			if n := utf8.RuneCountInString(label); n > span(col) {
+				wd[col] += n - span(col)
+			}
+		}
+		var lb strings.Builder
+		if !single {
+			lb.WriteString(strings.Repeat(" ", wd[0]+2))
+		}
+		for i, label := range []string{r.A.Label, r.B.Label} {
+			col := off + 3*i
+			lb.WriteString(label + strings.Repeat(" ", span(col)-utf8.RuneCountInString(label)+2))
+		}
+		b.WriteString(strings.TrimRight(lb.String(), " ") + "\n")
+		for _, row := range g.rows {
+			b.WriteString(g.line(row, wd) + "\n")
+		}
+	}
+	if r.infinite() {
+		b.WriteString("\n± ∞: no " + fmtLevel(r.Confidence*100) + "% interval: the mean needs 2 samples, the median 6\n")
+	}
+	if len(r.OnlyA) > 0 || len(r.OnlyB) > 0 {
+		b.WriteString("\n")
+		if len(r.OnlyA) > 0 {
+			b.WriteString(wrap("Only in A: "+strings.Join(r.OnlyA, ", "), width, 2) + "\n")
+		}
+		if len(r.OnlyB) > 0 {
+			b.WriteString(wrap("Only in B: "+strings.Join(r.OnlyB, ", "), width, 2) + "\n")
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\nWarnings:\n")
+		for _, wn := range r.Warnings {
+			b.WriteString("  " + wrap(wn.Error(), width-2, 4) + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdEscape escapes what Markdown tables and GFM would interpret.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "~", `\~`, "*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
+}
+
+// WriteMarkdown writes the report as GitHub-flavoured Markdown: the sides,
+// the configuration diff as a list, one table per metric, and the warnings.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**A:** %s  \n**B:** %s\n", mdEscape(sideLine(r.A)), mdEscape(sideLine(r.B)))
+	b.WriteString("\n### Configuration\n\n")
+	if len(r.Config) == 0 {
+		b.WriteString("No differences.\n")
+	}
+	for _, c := range r.Config {
+		fmt.Fprintf(&b, "- `%s`: `%s` → `%s`", c.Path, showValue(c.Old, 12), showValue(c.New, 12))
+		if len(c.Points) > 0 {
+			fmt.Fprintf(&b, " (%s)", mdEscape(strings.Join(c.Points, ", ")))
+		}
+		b.WriteString("\n")
+	}
+	single, holm := r.singlePoint(), r.holmApplied()
+	for _, t := range r.Tables {
+		fmt.Fprintf(&b, "\n### %s\n\n", mdEscape(t.Metric))
+		if t.Unit != "" {
+			fmt.Fprintf(&b, "%s, %s; %s ± %s%% CI.\n\n", mdEscape(t.Unit), describeDirection(t.Direction), r.Center, fmtLevel(r.Confidence*100))
+		}
+		var head, align []string
+		if !single {
+			head, align = append(head, "point"), append(align, "---")
+		}
+		head = append(head, mdEscape(r.A.Label), "n", mdEscape(r.B.Label), "n", "delta", "p")
+		align = append(align, "--:", "--:", "--:", "--:", "--:", "--:")
+		if holm {
+			head, align = append(head, "p (Holm)"), append(align, "--:")
+		}
+		head, align = append(head, "welch p", "verdict"), append(align, "--:", ":-:")
+		b.WriteString("| " + strings.Join(head, " | ") + " |\n")
+		b.WriteString("|" + strings.Join(align, "|") + "|\n")
+		row := func(row Row, geo bool) {
+			var cells []string
+			if !single {
+				cells = append(cells, mdEscape(row.Point))
+			}
+			if geo {
+				cells = append(cells, fmtNum(row.A.Center), "", fmtNum(row.B.Center), "", fmtDelta(row.Delta), "")
+				if holm {
+					cells = append(cells, "")
+				}
+				cells = append(cells, "", "")
+			} else {
+				cell := func(s Summary) string {
+					if s.N == 0 {
+						return "–"
+					}
+					return fmtCenter(s) + " " + fmtCI(s, r.Confidence)
+				}
+				cells = append(cells, cell(row.A), fmtN(row.A), cell(row.B), fmtN(row.B), fmtDelta(row.Delta), fmtP(row.P))
+				if holm {
+					cells = append(cells, fmtP(row.PAdjusted))
+				}
+				cells = append(cells, fmtP(row.WelchP), mdEscape(fmtVerdict(row.Verdict)))
+			}
+			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		}
+		for _, r := range t.Rows {
+			row(r, false)
+		}
+		if t.Geomean != nil {
+			row(*t.Geomean, true)
+		}
+	}
+	if len(r.OnlyA) > 0 || len(r.OnlyB) > 0 {
+		b.WriteString("\n")
+		if len(r.OnlyA) > 0 {
+			fmt.Fprintf(&b, "Only in A: %s  \n", mdEscape(strings.Join(r.OnlyA, ", ")))
+		}
+		if len(r.OnlyB) > 0 {
+			fmt.Fprintf(&b, "Only in B: %s  \n", mdEscape(strings.Join(r.OnlyB, ", ")))
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\n### Warnings\n\n")
+		for _, wn := range r.Warnings {
+			b.WriteString("- " + mdEscape(wn.Error()) + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// CSVHeader is the header row of [WriteCSV].
+var CSVHeader = []string{"metric", "name", "test", "unit", "direction", "point", "center",
+	"a_n", "a_center", "a_low", "a_high", "b_n", "b_center", "b_low", "b_high",
+	"delta_pct", "p", "p_adjusted", "welch_p", "verdict", "needed_n"}
+
+// WriteCSV writes the metric tables as CSV, one line per row and a
+// "geomean" line per table that has one, under [CSVHeader]. Numbers have
+// full precision; a missing number is an empty field. The configuration
+// diff and the warnings are not part of the CSV form.
+func WriteCSV(w io.Writer, r *Report) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	num := func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	n := func(s Summary) string {
+		if s.N == 0 {
+			return ""
+		}
+		return strconv.Itoa(s.N)
+	}
+	for _, t := range r.Tables {
+		rows := t.Rows
+		if t.Geomean != nil {
+			rows = append(rows[:len(rows):len(rows)], *t.Geomean)
+		}
+		for i, row := range rows {
+			verdict, needed := verdictWord(row.Verdict), strconv.Itoa(row.Needed)
+			if t.Geomean != nil && i == len(rows)-1 {
+				verdict, needed = "", ""
+			}
+			rec := []string{t.Metric, t.Name, t.Test, t.Unit, t.Direction, row.Point, string(r.Center),
+				n(row.A), num(row.A.Center), num(row.A.Low), num(row.A.High),
+				n(row.B), num(row.B.Center), num(row.B.Low), num(row.B.High),
+				num(row.Delta), num(row.P), num(row.PAdjusted), num(row.WelchP), verdict, needed}
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// jnum is a float that encodes NaN and ±Inf as null.
+type jnum float64
+
+func (v jnum) MarshalJSON() ([]byte, error) {
+	f := float64(v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// JSONVersion is the version of the JSON form written by [WriteJSON].
+const JSONVersion = 1
+
+type jsonReport struct {
+	Version    int            `json:"version"`
+	A          jsonSide       `json:"a"`
+	B          jsonSide       `json:"b"`
+	Center     string         `json:"center"`
+	Test       string         `json:"test"`
+	Correction string         `json:"correction"`
+	Alpha      float64        `json:"alpha"`
+	Confidence float64        `json:"confidence"`
+	Power      float64        `json:"power"`
+	Config     []Change       `json:"config"`
+	Mismatches []jsonMismatch `json:"mismatches"`
+	Tables     []jsonTable    `json:"tables"`
+	OnlyA      []string       `json:"onlyA"`
+	OnlyB      []string       `json:"onlyB"`
+	Warnings   []jsonWarning  `json:"warnings"`
+}
+
+type jsonSide struct {
+	Label       string    `json:"label"`
+	Runs        int       `json:"runs"`
+	Used        int       `json:"used"`
+	Points      int       `json:"points"`
+	Experiments []string  `json:"experiments"`
+	First       time.Time `json:"first,omitzero"`
+	Last        time.Time `json:"last,omitzero"`
+}
+
+type jsonMismatch struct {
+	Field   string   `json:"field"`
+	A       []string `json:"a"`
+	B       []string `json:"b"`
+	Message string   `json:"message"`
+}
+
+type jsonTable struct {
+	Metric    string    `json:"metric"`
+	Name      string    `json:"name"`
+	Test      string    `json:"test"`
+	Unit      string    `json:"unit"`
+	Direction string    `json:"direction"`
+	Rows      []jsonRow `json:"rows"`
+	Geomean   *jsonGeo  `json:"geomean"`
+}
+
+type jsonRow struct {
+	Point     string      `json:"point"`
+	A         jsonSummary `json:"a"`
+	B         jsonSummary `json:"b"`
+	Delta     jnum        `json:"deltaPercent"`
+	P         jnum        `json:"p"`
+	PAdjusted jnum        `json:"pAdjusted"`
+	Exact     bool        `json:"exact"`
+	Separated bool        `json:"separated"`
+	WelchP    jnum        `json:"welchP"`
+	Verdict   string      `json:"verdict"`
+	Needed    int         `json:"neededPerSide"`
+}
+
+type jsonGeo struct {
+	A     jnum `json:"a"`
+	B     jnum `json:"b"`
+	Delta jnum `json:"deltaPercent"`
+}
+
+type jsonSummary struct {
+	N          int    `json:"n"`
+	Runs       int    `json:"runs"`
+	Center     jnum   `json:"center"`
+	Low        jnum   `json:"low"`
+	High       jnum   `json:"high"`
+	Confidence jnum   `json:"confidence"`
+	Mean       jnum   `json:"mean"`
+	Median     jnum   `json:"median"`
+	Stddev     jnum   `json:"stddev"`
+	Min        jnum   `json:"min"`
+	Max        jnum   `json:"max"`
+	Samples    []jnum `json:"samples"`
+}
+
+type jsonWarning struct {
+	Kind    string `json:"kind"`
+	Metric  string `json:"metric,omitempty"`
+	Point   string `json:"point,omitempty"`
+	Message string `json:"message"`
+}
+
+func toJSONSide(s SideSummary) jsonSide {
+	exps := s.Experiments
+	if exps == nil {
+		exps = []string{}
+	}
+	return jsonSide{s.Label, s.Runs, s.Used, s.Points, exps, s.First.UTC(), s.Last.UTC()}
+}
+
+func toJSONSummary(s Summary) jsonSummary {
+	samples := make([]jnum, len(s.Samples))
+	for i, v := range s.Samples {
+		samples[i] = jnum(v)
+	}
+	conf := jnum(s.Confidence)
+	if s.Confidence == 0 {
+		conf = jnum(math.NaN())
+	}
+	return jsonSummary{s.N, s.Runs, jnum(s.Center), jnum(s.Low), jnum(s.High), conf,
+		jnum(s.Mean), jnum(s.Median), jnum(s.Stddev), jnum(s.Min), jnum(s.Max), samples}
+}
+
+func orEmpty[T any](x []T) []T {
+	if x == nil {
+		return []T{}
+	}
+	return x
+}
+
+// WriteJSON writes the report as one indented JSON object. The field names
+// are stable and documented in the package documentation; numbers that do
+// not exist (no interval, no test) are null.
+func WriteJSON(w io.Writer, r *Report) error {
+	out := jsonReport{
+		Version: JSONVersion, A: toJSONSide(r.A), B: toJSONSide(r.B),
+		Center: string(r.Center), Test: "mann-whitney-u", Correction: "holm",
+		Alpha: r.Alpha, Confidence: r.Confidence, Power: r.Power,
+		Config: orEmpty(r.Config), Mismatches: []jsonMismatch{}, Tables: []jsonTable{},
+		OnlyA: orEmpty(r.OnlyA), OnlyB: orEmpty(r.OnlyB), Warnings: []jsonWarning{},
+	}
+	for _, m := range r.Mismatches {
+		out.Mismatches = append(out.Mismatches, jsonMismatch{m.Field, m.A, m.B, m.String()})
+	}
+	for _, t := range r.Tables {
+		jt := jsonTable{Metric: t.Metric, Name: t.Name, Test: t.Test, Unit: t.Unit, Direction: t.Direction, Rows: []jsonRow{}}
+		for _, row := range t.Rows {
+			jt.Rows = append(jt.Rows, jsonRow{
+				Point: row.Point, A: toJSONSummary(row.A), B: toJSONSummary(row.B),
+				Delta: jnum(row.Delta), P: jnum(row.P), PAdjusted: jnum(row.PAdjusted),
+				Exact: row.Exact, Separated: row.Separated, WelchP: jnum(row.WelchP),
+				Verdict: verdictWord(row.Verdict), Needed: row.Needed,
+			})
+		}
+		if g := t.Geomean; g != nil {
+			jt.Geomean = &jsonGeo{jnum(g.A.Center), jnum(g.B.Center), jnum(g.Delta)}
+		}
+		out.Tables = append(out.Tables, jt)
+	}
+	for _, wn := range r.Warnings {
+		out.Warnings = append(out.Warnings, jsonWarning{string(wn.Kind), wn.Metric, wn.Point, wn.Message})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}

@@ -1,0 +1,137 @@
+package compare
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", os.Getenv("RIGOR_UPDATE") != "", "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/name. On a mismatch it writes
+// testdata/name.got (gitignored) and shows the first differing lines; with
+// -update (or RIGOR_UPDATE=1) it rewrites the golden file instead.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file: %v (run go test -update to create it)", err)
+	}
+	if bytes.Equal(got, want) {
+		os.Remove(path + ".got")
+		return
+	}
+	if err := os.WriteFile(path+".got", got, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Errorf("%s differs from the golden file; got is in %s.got\n%s", name, path, lineDiff(string(want), string(got)))
+}
+
+// lineDiff shows the first differing line of want and got with a little
+// context.
+func lineDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return fmt.Sprintf("line %d:\n  want: %q\n  got:  %q", i+1, w, g)
+		}
+	}
+	return "(same lines, different bytes)"
+}
+
+func render(t *testing.T, f func(io.Writer) error) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := f(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestGolden_report(t *testing.T) {
+	sa, sb := seedSides(t)
+	seed, err := Compare(sa, sb, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := sweepSides()
+	sweep, err := Compare(a, b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	median, err := Compare(sa, sb, Options{Center: CenterMedian})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		rep  *Report
+	}{{"seed000", seed}, {"sweep", sweep}, {"seed000-median", median}} {
+		golden(t, c.name+".txt", render(t, func(w io.Writer) error { return WriteText(w, c.rep, 100) }))
+		golden(t, c.name+".md", render(t, func(w io.Writer) error { return WriteMarkdown(w, c.rep) }))
+		golden(t, c.name+".csv", render(t, func(w io.Writer) error { return WriteCSV(w, c.rep) }))
+		golden(t, c.name+".json", render(t, func(w io.Writer) error { return WriteJSON(w, c.rep) }))
+	}
+	// A narrow terminal wraps the configuration and the warnings.
+	golden(t, "seed000-narrow.txt", render(t, func(w io.Writer) error { return WriteText(w, seed, 60) }))
+}
+
+func TestGolden_log(t *testing.T) {
+	h := Log(historyRuns())
+	golden(t, "log.txt", render(t, func(w io.Writer) error { return WriteLogText(w, h, 100) }))
+	golden(t, "log.json", render(t, func(w io.Writer) error { return WriteLogJSON(w, h) }))
+
+	a, _ := sweepSides()
+	sweep := Log(a.Runs)
+	golden(t, "log-sweep.txt", render(t, func(w io.Writer) error { return WriteLogText(w, sweep, 100) }))
+}
+
+func TestFormatting(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{
+		{14.2924, "14.29"}, {16.3836, "16.38"}, {2.798544, "2.799"}, {7147.55, "7148"},
+		{123.44, "123.4"}, {54321, "54321"}, {0.012345, "0.01235"}, {0, "0"},
+	} {
+		if got := fmtNum(c.v); got != c.want {
+			t.Errorf("fmtNum(%g) = %q, want %q", c.v, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{14.6315, "+14.6%"}, {-6.02, "-6.0%"}, {0.234, "+0.23%"}} {
+		if got := fmtDelta(c.v); got != c.want {
+			t.Errorf("fmtDelta(%g) = %q, want %q", c.v, got, c.want)
+		}
+	}
+	if got := wrap("aaa bbb ccc ddd", 8, 2); got != "aaa bbb\n  ccc\n  ddd" {
+		t.Errorf("wrap = %q", got)
+	}
+	if got := sparkline([]float64{1, 2, 3, 4, 5, 6, 7, 8}, 1, 8, 0); got != "▁▂▃▄▅▆▇█" {
+		t.Errorf("sparkline = %q", got)
+	}
+	if got := sparkline([]float64{1, 1, 8, 8}, 1, 8, 2); got != "▁█" {
+		t.Errorf("sparkline downsampled = %q", got)
+	}
+}
