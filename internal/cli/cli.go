@@ -31,6 +31,7 @@ type cli struct {
 	Vet  vetCmd  `cmd:"" help:"Check experiments and report every error with its position."`
 	List listCmd `cmd:"" help:"List experiments and their sweep points."`
 	Show showCmd `cmd:"" help:"Show an experiment's effective configuration and the exact plan a run would execute."`
+	// commands: one line per verb, each defined in its own file.
 }
 
 // env is what commands get: writers, the working directory.
