@@ -1,0 +1,54 @@
+# rigor — build, test and check. `make quickstart` is the main job on a fresh
+# clone; `make test` runs every test (.ci/run runs it in CI).
+
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS := -X main.version=$(VERSION)
+BIN     := bin/rigor
+
+.PHONY: build test unit vet cue-vet tidy-check golden lint check quickstart bench clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rigor
+
+# test is what CI runs: static checks, the CUE module through the stock cue
+# tool, then every Go test and testscript with the race detector.
+test: vet cue-vet unit
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+# The experiments must pass the stock cue tool as they are: vet -c, and an
+# export of each experiment package.
+cue-vet:
+	$(GO) tool cue vet -c ./experiments/...
+	@for d in $$(find experiments -name '*.cue' -exec dirname {} \; | sort -u); do \
+		echo "cue export ./$$d"; \
+		$(GO) tool cue export ./$$d > /dev/null || exit 1; \
+	done
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+# golden rewrites golden files and testscript outputs from the current code.
+golden:
+	RIGOR_UPDATE=1 $(GO) test ./testscripts/
+	$(GO) test ./internal/cli/ -run TestSeedPlans -update
+	$(GO) test ./internal/compare/ -update
+
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+check: test tidy-check lint
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./internal/spec/
+
+quickstart: build
+	./scripts/quickstart.sh
+
+clean:
+	rm -rf bin
