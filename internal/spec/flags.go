@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -181,6 +182,8 @@ func RenderValue(v any) string {
 		return strconv.Itoa(x)
 	case int64:
 		return strconv.FormatInt(x, 10)
+	case json.Number:
+		return x.String()
 	case float64:
 		if x == float64(int64(x)) && x < 1e15 && x > -1e15 {
 			return strconv.FormatInt(int64(x), 10)

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,6 +86,8 @@ type Experiment struct {
 	// Broken is true when the experiment has problems; its Spec and Points
 	// are then incomplete.
 	Broken bool
+
+	canonical []byte
 }
 
 // Point is one concrete configuration after sweep expansion.
@@ -360,7 +363,13 @@ func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *
 			s.Experiments = append(s.Experiments, e)
 			continue
 		}
-		ev := fv.Unify(def)
+		ev := fv
+		if !isExperiment(fv) {
+			// The user did not write schema.#Experiment & {…}: apply it.
+			// Unifying a value that already holds the definition again
+			// would double the evaluation work, so it is done only here.
+			ev = fv.Unify(def)
+		}
 		e.Value = ev
 		e.Requires = ev.LookupPath(cue.MakePath(cue.Def("requires")))
 		before := col.count()
@@ -377,12 +386,14 @@ func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *
 			s.Experiments = append(s.Experiments, e)
 			continue
 		}
-		if err := ev.Decode(&e.Spec); err != nil {
-			col.addCUE(pkg, id, err, s, &ev, e.Pos)
+		spec, canon, err := specFromValue(ev)
+		if err != nil {
+			col.add(&Problem{IDs: []string{id}, Msg: err.Error(), Pos: userPositions([]token.Pos{e.Pos}, col.schemaDir)})
 			e.Broken = true
 			s.Experiments = append(s.Experiments, e)
 			continue
 		}
+		e.Spec, e.canonical = spec, canon
 		s.check(e, col)
 		if !e.Broken {
 			s.expand(e, col)
@@ -496,17 +507,35 @@ func sourceHint(fam string) string {
 	return `llama.cpp engines build from git: source: {git: "https://github.com/ggml-org/llama.cpp", ref: "b4748"}, or use prebuilt binaries: source: path: "/opt/llama.cpp/build/bin"`
 }
 
-// canonicalJSON renders a value as JSON with sorted keys.
-func canonicalJSON(v cue.Value) ([]byte, error) {
+// specFromValue decodes a concrete value into a Spec and its canonical JSON
+// (sorted keys), from one JSON encoding: decoding through encoding/json is
+// several times cheaper than cue's Decode.
+func specFromValue(v cue.Value) (Spec, []byte, error) {
+	var sp Spec
 	b, err := v.MarshalJSON()
 	if err != nil {
-		return nil, err
+		return sp, nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&sp); err != nil {
+		return sp, nil, err
 	}
 	var x any
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec = json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(&x); err != nil {
-		return nil, err
+		return sp, nil, err
 	}
-	return json.Marshal(x)
+	canon, err := json.Marshal(x)
+	return sp, canon, err
+}
+
+// isExperiment reports whether v is already closed by #Experiment: it
+// rejects an unknown field and has the #requires definition.
+func isExperiment(v cue.Value) bool {
+	if v.Allows(cue.Str("rigor__not_a_field")) {
+		return false
+	}
+	return v.LookupPath(cue.MakePath(cue.Def("requires"))).Exists() && v.Allows(cue.Str("timeoutSeconds"))
 }

@@ -28,8 +28,18 @@ func (s *Set) expand(e *Experiment, col *collector) {
 		e.Broken = true
 		return
 	}
-	combos := Cartesian(axes)
-	for _, combo := range combos {
+	if len(axes) == 0 {
+		// No sweep: the point is the experiment, already validated.
+		p := &Point{ID: e.ID, Experiment: e, Value: e.Value, Spec: e.Spec, CanonicalJSON: e.canonical}
+		if err := s.finishPoint(p); err != nil {
+			col.add(&Problem{IDs: []string{e.ID}, Msg: err.Error(), Pos: userPositions([]token.Pos{e.Pos}, col.schemaDir)})
+			e.Broken = true
+			return
+		}
+		e.Points = append(e.Points, p)
+		return
+	}
+	for _, combo := range Cartesian(axes) {
 		pv := e.Value
 		for _, a := range combo {
 			pv = pv.FillPath(cue.ParsePath(a.Section+"."+quoteLabel(a.Name)), a.Value)
@@ -40,11 +50,13 @@ func (s *Set) expand(e *Experiment, col *collector) {
 			e.Broken = true
 			return
 		}
-		if err := pv.Decode(&p.Spec); err != nil {
-			col.addCUE(e.Package, e.ID, err, s, &pv, e.Pos)
+		sp, canon, err := specFromValue(pv)
+		if err != nil {
+			col.add(&Problem{IDs: []string{e.ID}, Msg: err.Error(), Pos: userPositions([]token.Pos{e.Pos}, col.schemaDir)})
 			e.Broken = true
 			return
 		}
+		p.Spec, p.CanonicalJSON = sp, canon
 		if err := s.finishPoint(p); err != nil {
 			col.add(&Problem{IDs: []string{e.ID}, Msg: err.Error(), Pos: userPositions([]token.Pos{e.Pos}, col.schemaDir)})
 			e.Broken = true
@@ -74,12 +86,7 @@ func (s *Set) finishPoint(p *Point) error {
 			return err
 		}
 	}
-	b, err := canonicalJSON(p.Value)
-	if err != nil {
-		return fmt.Errorf("encoding %s: %w", p.ID, err)
-	}
-	p.CanonicalJSON = b
-	sum := sha256.Sum256(b)
+	sum := sha256.Sum256(p.CanonicalJSON)
 	p.Digest = "sha256:" + hex.EncodeToString(sum[:])
 	return nil
 }
