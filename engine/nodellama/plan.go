@@ -1,8 +1,8 @@
-// Package nodellama is the engine for node-llama-cpp: real llama.cpp shipped
-// inside npm packages, driven by a bench runner that rigor embeds.
 package nodellama
 
 import (
+	"fmt"
+
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -15,16 +15,47 @@ var _ engine.Planner = Engine{}
 // RunnerFile is the bench runner's file name inside the engine install.
 const RunnerFile = "rigor-bench.mjs"
 
+// reserved are runner arguments rigor sets itself.
+var reserved = map[string]string{
+	"--model": "the model comes from model:", "-m": "the model comes from model:",
+	"-r": "repetitions are bench.r", "--repetitions": "repetitions are bench.r",
+}
+
+// unsupportedBench are llama-bench workload fields the runner does not
+// implement, with the reason.
+var unsupportedBench = map[string]string{
+	"gp": "generation-after-prompt tests (gp) are ik_llama.cpp's; use d (depth) with n instead",
+}
+
 // Plan builds the single bench process: node running the embedded runner
-// against the installed node-llama-cpp.
+// (in.BinDir is the engine install, [Install.Dir]) against the installed
+// node-llama-cpp. The argv is exactly what the runner parses:
+//
+//	node <install>/rigor-bench.mjs --model M [-p P] [-n N] [-r R] [-pg P,N]...
+//	    [-d D] [--threads T] [--batch-size B] [--context-size C]
+//	    [--gpu-layers L] [--warmup W] [extraArgs...]
+//
+// Values of swept fields may be comma lists, which the runner combines as
+// llama-bench does. Unset fields take the runner's defaults: llama-bench's
+// (p 512, n 128, r 5, one warm-up) and node-llama-cpp's (threads: the
+// machine's math cores, batch 512), CPU only (gpu-layers 0), and a
+// context just large enough for the longest test.
 func (Engine) Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 	s := p.Spec
+	for _, a := range s.ExtraArgs {
+		if why, ok := reserved[a]; ok {
+			return nil, &engine.ReservedArgError{Arg: a, Why: why}
+		}
+	}
 	model := in.Model
 	if model == "" {
 		model = engine.ModelPath(s.Model, "")
 	}
 	argv := []string{"node", in.Bin(RunnerFile), "--model", model}
 	for _, a := range p.Bench {
+		if why, ok := unsupportedBench[a.Def.Name]; ok {
+			return nil, fmt.Errorf("bench.%s: not supported by node-llama-cpp: %s", a.Def.Name, why)
+		}
 		argv = append(argv, a.Argv()...)
 	}
 	for _, a := range p.Flags {

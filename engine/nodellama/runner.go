@@ -1,0 +1,22 @@
+package nodellama
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+)
+
+// runnerJS is the bench runner, written into every install as [RunnerFile].
+//
+//go:embed runner/rigor-bench.mjs
+var runnerJS []byte
+
+// Runner returns the bench runner's source (JavaScript, an ES module).
+func Runner() []byte { return append([]byte(nil), runnerJS...) }
+
+// RunnerDigest is the sha256 of the runner's source, in hex; records can
+// name the exact runner that measured them.
+func RunnerDigest() string {
+	sum := sha256.Sum256(runnerJS)
+	return hex.EncodeToString(sum[:])
+}
