@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/rigorbench/rigor/internal/hf"
+	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+type lockCmd struct {
+	Args    []string `arg:"" optional:"" name:"pattern" help:"Experiment ids, packages or globs (default: all); with --update, also the inputs to re-resolve: engine, model, patches, all."`
+	Update  bool     `help:"Re-resolve the named inputs (engine, model, patches; all when none is named) even where the experiment did not change."`
+	Check   bool     `help:"Check without the network that every experiment is locked and its lock is current; exit 1 listing the others."`
+	Offline bool     `help:"Use only caches (hub cache, git mirrors, npm cache) and say what they cannot resolve." env:"RIGOR_OFFLINE"`
+	JSON    bool     `help:"Print the changes (or, with --check, the stale experiments) as JSON."`
+}
+
+func (lockCmd) Help() string {
+	return `Resolves every input of the selected experiments and pins it in
+lockfiles/<package>.lock.json: the Hugging Face repo's commit and each
+file's size and sha256, the engine's git commit and the sha256 of each
+patch (proven to apply strictly at that commit), local model files,
+synthetic models, npm versions with their integrity, prebuilt binaries.
+Only what is missing or stale is resolved; an input keeps its pin until
+its request changes or --update names it. Each change is printed on
+stdout as "id: input: old → new". A lock that fails leaves the lockfile of
+that package as it was. The lockfile is JSON: byte-for-byte the same when
+nothing changed, readable by any tool. HF_ENDPOINT, HF_TOKEN and
+HF_HUB_OFFLINE are honoured; RIGOR_HF_MAX_RETRIES bounds the hub retries.
+
+Examples:
+  rigor lock
+  rigor lock minimax-m27-b70
+  rigor lock --update model minimax-m27-b70/baseline
+  rigor lock --check
+  rigor lock --offline`
+}
+
+func (c *lockCmd) Run(e *env) error {
+	patterns, inputs := c.Args, []string(nil)
+	if c.Update {
+		patterns = nil
+		for _, a := range c.Args {
+			switch a {
+			case lock.InputEngine, lock.InputModel, lock.InputPatches, lock.InputAll:
+				inputs = append(inputs, a)
+			default:
+				patterns = append(patterns, a)
+			}
+		}
+	}
+	if c.Check && c.Update {
+		return withHint(errors.New("--check and --update exclude each other"), "run 'rigor lock --update' first, then 'rigor lock --check'")
+	}
+	set, err := e.loadSet(patterns)
+	if err != nil {
+		return err
+	}
+	if c.Check {
+		return c.check(e, set)
+	}
+	var broken []string
+	for _, x := range set.Experiments {
+		if x.Broken {
+			broken = append(broken, x.ID)
+		}
+	}
+	if len(broken) > 0 {
+		if err := e.problemsError(set); err != nil {
+			return err
+		}
+	}
+	update := lock.Update{}
+	if c.Update {
+		update, err = lock.ParseUpdate(inputs)
+		if err != nil {
+			return err
+		}
+	}
+	hopts := hf.OptionsFromEnv(os.Getenv)
+	if v := os.Getenv("RIGOR_HF_MAX_RETRIES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("RIGOR_HF_MAX_RETRIES: %q is not a number", v)
+		}
+		if n == 0 {
+			n = -1
+		}
+		hopts.MaxRetries = n
+	}
+	if c.Offline {
+		hopts.Offline = true
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts := lock.Options{
+		Root:    set.Root,
+		HF:      hf.NewClient(hopts),
+		Offline: c.Offline,
+		Update:  update,
+	}
+	if p := newProgress(e.stderr); p != nil {
+		opts.Progress = p.update
+		defer p.done()
+	}
+	res, err := lock.NewResolver(opts).Lock(ctx, set, Version)
+	if err != nil {
+		var pe *lock.ParseError
+		if errors.As(err, &pe) {
+			return withHint(err, pe.Hint())
+		}
+		return err
+	}
+	token := hopts.Token
+	if c.JSON {
+		out := struct {
+			Changes []lock.Change `json:"changes"`
+			Written []string      `json:"written"`
+		}{res.Changes, res.Written}
+		if out.Changes == nil {
+			out.Changes = []lock.Change{}
+		}
+		if out.Written == nil {
+			out.Written = []string{}
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		for _, ch := range res.Changes {
+			fmt.Fprintf(e.stdout, "%s: %s: %s → %s\n", ch.ID, ch.Input, shortValue(ch.Old), shortValue(ch.New))
+		}
+	}
+	for _, err := range res.Errors {
+		var hints []string
+		var h interface{ Hint() string }
+		if errors.As(err, &h) && h.Hint() != "" {
+			hints = append(hints, h.Hint())
+		}
+		printError(e.stderr, redacted{withHint(err, hints...), token})
+	}
+	if n := len(res.Errors); n > 0 {
+		return fmt.Errorf("%d %s could not be resolved; no lockfile was written for %s", n, plural(n, "input", "inputs"), plural(n, "its package", "their packages"))
+	}
+	return nil
+}
+
+// redacted hides a token in an error's text, as a last line of defence:
+// the hub client already keeps it out of its errors.
+type redacted struct {
+	err   error
+	token string
+}
+
+func (r redacted) Error() string {
+	if len(r.token) < 4 {
+		return r.err.Error()
+	}
+	return strings.ReplaceAll(r.err.Error(), r.token, "<HF_TOKEN>")
+}
+func (r redacted) Unwrap() error { return r.err }
+
+// shortValue abbreviates hashes and commits for the change lines.
+func shortValue(v string) string {
+	switch {
+	case v == "":
+		return "none"
+	case strings.HasPrefix(v, "sha256:") && len(v) == 71:
+		return v[:19]
+	case len(v) == 40 || len(v) == 64:
+		if strings.Trim(v, "0123456789abcdef") == "" {
+			return v[:12]
+		}
+	}
+	return v
+}
+
+func (c *lockCmd) check(e *env, set *spec.Set) error {
+	stale := lock.Check(set)
+	if c.JSON {
+		if stale == nil {
+			stale = []lock.Stale{}
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(stale); err != nil {
+			return err
+		}
+	} else {
+		for _, s := range stale {
+			for _, r := range s.Reasons {
+				fmt.Fprintf(e.stdout, "%s: %s\n", s.ID, r)
+			}
+		}
+	}
+	if len(stale) > 0 {
+		n := len(set.Experiments)
+		return withHint(fmt.Errorf("%d of %d %s not locked or stale", len(stale), n, plural(n, "experiment is", "experiments are")), "run 'rigor lock' to lock them")
+	}
+	return nil
+}
+
+// progress draws hashing progress on a terminal, once hashing has taken
+// more than a second.
+type progress struct {
+	w     io.Writer
+	start time.Time
+	mu    sync.Mutex
+	last  time.Time
+	drawn bool
+}
+
+func newProgress(w io.Writer) *progress {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return &progress{w: w, start: time.Now()}
+}
+
+func (p *progress) update(done, total int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if now.Sub(p.start) < time.Second || now.Sub(p.last) < 200*time.Millisecond && done < total {
+		return
+	}
+	p.last = now
+	p.drawn = true
+	rate := float64(done) / now.Sub(p.start).Seconds() / 1e6
+	fmt.Fprintf(p.w, "\rrigor: hashing %.1f / %.1f GB (%.0f MB/s)\x1b[K", float64(done)/1e9, float64(total)/1e9, rate)
+}
+
+func (p *progress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+}
