@@ -1,0 +1,422 @@
+// Package run executes a planned point: it starts the workers, waits until
+// each accepts connections, runs the bench process with exactly the planned
+// argv and a controlled environment, and stops every process it started on
+// success, failure, timeout and interruption.
+//
+// Each process runs in its own process group, so that stopping it stops
+// whatever it spawned too: no orphaned workers, ever.
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rigorbench/rigor/engine"
+)
+
+// Status values of an execution, beside the engine's own verdict.
+const (
+	ExitedNormally = "exited"
+	TimedOut       = "timeout"
+	Interrupted    = "interrupted"
+	WorkerFailed   = "worker-failed"
+	StartFailed    = "start-failed"
+)
+
+// Options control [Execute].
+type Options struct {
+	// Plan is what to run: workers first, the bench process last.
+	Plan *engine.Plan
+	// Env is the complete environment of every process, as KEY=VALUE
+	// (see [Environment]); process-specific variables from the plan are
+	// added to it.
+	Env []string
+	// Dir is the working directory for processes whose plan gives none.
+	Dir string
+	// LogDir receives each process's stdout and stderr
+	// (<name>.stdout, <name>.stderr).
+	LogDir string
+	// Timeout bounds the bench process; 0 means no bound.
+	Timeout time.Duration
+	// ReadyTimeout bounds the wait for each worker.
+	ReadyTimeout time.Duration
+	// Grace is how long a process gets between SIGTERM and SIGKILL.
+	Grace time.Duration
+	// Progress, if set, is told what is happening.
+	Progress func(msg string)
+}
+
+// Outcome is what happened to the processes.
+type Outcome struct {
+	// How is ExitedNormally, TimedOut, Interrupted, WorkerFailed or
+	// StartFailed.
+	How string
+	// Err explains a How other than ExitedNormally.
+	Err error
+	// ExitCode of the bench process (-1 when it did not exit by itself),
+	// Signaled when a signal ended it.
+	ExitCode int
+	Signaled bool
+	Signal   string
+	Stdout   []byte
+	Stderr   []byte
+	// Exits holds each process's exit code by name.
+	Exits      map[string]int
+	Start, End time.Time
+	// Logs lists the log files written, relative to LogDir.
+	Logs []string
+}
+
+type proc struct {
+	p      engine.Process
+	cmd    *exec.Cmd
+	done   chan struct{}
+	err    error
+	stdout *os.File
+	stderr *os.File
+	mu     sync.Mutex
+}
+
+// Execute runs the plan. It returns an error only when nothing could be
+// started (a bad plan, an unwritable log directory); every other failure is
+// described by the Outcome.
+func Execute(ctx context.Context, opts Options) (*Outcome, error) {
+	if opts.Plan == nil || len(opts.Plan.Processes) == 0 {
+		return nil, errors.New("empty plan")
+	}
+	if opts.Grace == 0 {
+		opts.Grace = 5 * time.Second
+	}
+	if opts.ReadyTimeout == 0 {
+		opts.ReadyTimeout = 60 * time.Second
+	}
+	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+		return nil, err
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(string) {}
+	}
+	out := &Outcome{Exits: map[string]int{}, ExitCode: -1, Start: time.Now().UTC()}
+	var procs []*proc
+	defer func() {
+		stopAll(procs, opts.Grace)
+		for _, p := range procs {
+			p.stdout.Close()
+			p.stderr.Close()
+		}
+	}()
+
+	n := len(opts.Plan.Processes)
+	for i, pp := range opts.Plan.Processes {
+		p, err := start(pp, opts)
+		if err != nil {
+			out.How, out.Err = WorkerFailed, err
+			if i == n-1 {
+				out.How = StartFailed
+			}
+			out.End = time.Now().UTC()
+			out.Logs = logNames(procs)
+			return out, nil
+		}
+		procs = append(procs, p)
+		if i == n-1 {
+			break
+		}
+		progress(fmt.Sprintf("started %s, waiting for %s", pp.Name, pp.ReadyAddr))
+		if err := waitReady(ctx, p, opts.ReadyTimeout); err != nil {
+			out.How, out.Err = WorkerFailed, err
+			if ctx.Err() != nil {
+				out.How, out.Err = Interrupted, ctx.Err()
+			}
+			out.End = time.Now().UTC()
+			out.Logs = logNames(procs)
+			stopAll(procs, opts.Grace)
+			collectExits(procs, out)
+			return out, nil
+		}
+	}
+	bench := procs[len(procs)-1]
+	progress("running " + bench.p.Name)
+	var timeout <-chan time.Time
+	if opts.Timeout > 0 {
+		t := time.NewTimer(opts.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	workerDied := make(chan *proc, len(procs))
+	for _, w := range procs[:len(procs)-1] {
+		go func(w *proc) {
+			<-w.done
+			workerDied <- w
+		}(w)
+	}
+	select {
+	case <-bench.done:
+		out.How = ExitedNormally
+	case <-timeout:
+		out.How, out.Err = TimedOut, fmt.Errorf("%s did not finish within %s", bench.p.Name, opts.Timeout)
+		stop(bench, opts.Grace)
+	case <-ctx.Done():
+		out.How, out.Err = Interrupted, errors.New("interrupted")
+		stop(bench, opts.Grace)
+	case w := <-workerDied:
+		// A worker that dies mid-run takes the run with it; give the bench
+		// a moment to notice and report, then stop it.
+		select {
+		case <-bench.done:
+		case <-time.After(opts.Grace):
+			stop(bench, opts.Grace)
+		}
+		out.How, out.Err = WorkerFailed, fmt.Errorf("worker %s exited during the run: %v", w.p.Name, w.err)
+		if bench.cmd.ProcessState != nil && bench.cmd.ProcessState.Success() {
+			out.How, out.Err = ExitedNormally, nil
+		}
+	}
+	<-bench.done
+	out.End = time.Now().UTC()
+	stopAll(procs, opts.Grace)
+	collectExits(procs, out)
+	if ps := bench.cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			out.Signaled = true
+			out.Signal = ws.Signal().String()
+			out.ExitCode = 128 + int(ws.Signal())
+		} else {
+			out.ExitCode = ps.ExitCode()
+		}
+	}
+	bench.stdout.Sync()
+	bench.stderr.Sync()
+	out.Stdout, _ = os.ReadFile(bench.stdout.Name())
+	out.Stderr, _ = os.ReadFile(bench.stderr.Name())
+	out.Logs = logNames(procs)
+	return out, nil
+}
+
+func logNames(procs []*proc) []string {
+	var out []string
+	for _, p := range procs {
+		out = append(out, filepath.Base(p.stdout.Name()), filepath.Base(p.stderr.Name()))
+	}
+	return out
+}
+
+func collectExits(procs []*proc, out *Outcome) {
+	for _, p := range procs {
+		<-p.done
+		if ps := p.cmd.ProcessState; ps != nil {
+			out.Exits[p.p.Name] = ps.ExitCode()
+		}
+	}
+}
+
+func start(pp engine.Process, opts Options) (*proc, error) {
+	if len(pp.Argv) == 0 {
+		return nil, fmt.Errorf("%s: empty argv", pp.Name)
+	}
+	stdout, err := os.Create(filepath.Join(opts.LogDir, pp.Name+".stdout"))
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := os.Create(filepath.Join(opts.LogDir, pp.Name+".stderr"))
+	if err != nil {
+		stdout.Close()
+		return nil, err
+	}
+	cmd := exec.Command(pp.Argv[0], pp.Argv[1:]...)
+	cmd.Env = mergeEnv(opts.Env, pp.Env)
+	// exec.Command looked the program up in rigor's own PATH; use the
+	// controlled one instead, so the plan means the same thing everywhere.
+	if !strings.Contains(pp.Argv[0], "/") {
+		if p, err := lookPath(pp.Argv[0], cmd.Env); err == nil {
+			cmd.Path = p
+			cmd.Err = nil
+		} else {
+			stdout.Close()
+			stderr.Close()
+			return nil, fmt.Errorf("%s: %s not found on the run's PATH", pp.Name, pp.Argv[0])
+		}
+	}
+	cmd.Dir = pp.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = opts.Dir
+	}
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.Stdin = nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		stdout.Close()
+		stderr.Close()
+		return nil, fmt.Errorf("starting %s: %w", pp.Name, err)
+	}
+	p := &proc{p: pp, cmd: cmd, done: make(chan struct{}), stdout: stdout, stderr: stderr}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// lookPath finds a program on the PATH of env.
+func lookPath(name string, env []string) (string, error) {
+	path := ""
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			path = kv[5:]
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+func waitReady(ctx context.Context, p *proc, limit time.Duration) error {
+	if p.p.ReadyAddr == "" {
+		return nil
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		conn, err := net.DialTimeout("tcp", p.p.ReadyAddr, time.Second)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("worker %s exited before accepting connections on %s: %v%s", p.p.Name, p.p.ReadyAddr, p.err, tailOf(p.stderr.Name()))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("worker %s did not accept connections on %s within %s%s", p.p.Name, p.p.ReadyAddr, limit, tailOf(p.stderr.Name()))
+		}
+	}
+}
+
+func tailOf(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(bytes.TrimSpace(b)) == 0 {
+		return ""
+	}
+	return "; its stderr ends: " + Tail(string(b), 3)
+}
+
+// Tail returns the last n non-empty lines of s, joined by " | ".
+func Tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	var keep []string
+	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			keep = append([]string{strings.TrimSpace(lines[i])}, keep...)
+		}
+	}
+	return strings.Join(keep, " | ")
+}
+
+// stop ends a process group: SIGTERM, then SIGKILL after the grace period.
+func stop(p *proc, grace time.Duration) {
+	if p == nil || p.cmd.Process == nil {
+		return
+	}
+	pgid := p.cmd.Process.Pid
+	select {
+	case <-p.done:
+		// The leader is gone; children may remain in the group.
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		return
+	default:
+	}
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	<-p.done
+}
+
+func stopAll(procs []*proc, grace time.Duration) {
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Add(1)
+		go func(p *proc) {
+			defer wg.Done()
+			stop(p, grace)
+		}(p)
+	}
+	wg.Wait()
+}
+
+// mergeEnv adds extra variables to a KEY=VALUE list, replacing earlier
+// values, and sorts the result.
+func mergeEnv(base []string, extra map[string]string) []string {
+	m := map[string]string{}
+	for _, kv := range base {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BaseEnvNames are the variables every process gets from the caller: the
+// minimum a program needs to find itself and its locale. Everything else
+// must be declared (env) or passed by name (passEnv).
+var BaseEnvNames = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ"}
+
+// Environment builds the controlled environment of a run: the base names
+// from the caller, the passEnv names from the caller (recorded), and the
+// declared variables. It returns the KEY=VALUE list and the variables taken
+// from the caller through passEnv, for the record.
+func Environment(getenv func(string) (string, bool), declared map[string]string, pass []string) (env []string, passed map[string]string) {
+	m := map[string]string{}
+	for _, k := range BaseEnvNames {
+		if v, ok := getenv(k); ok {
+			m[k] = v
+		}
+	}
+	passed = map[string]string{}
+	for _, k := range pass {
+		if v, ok := getenv(k); ok {
+			m[k] = v
+			passed[k] = v
+		}
+	}
+	for k, v := range declared {
+		m[k] = v
+	}
+	for k, v := range m {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env, passed
+}
+

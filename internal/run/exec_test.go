@@ -1,0 +1,259 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rigorbench/rigor/engine"
+)
+
+// The test binary doubles as the worker and bench programs, selected by
+// RIGOR_RUN_TEST_ROLE.
+func TestMain(m *testing.M) {
+	switch os.Getenv("RIGOR_RUN_TEST_ROLE") {
+	case "worker":
+		worker()
+	case "bench":
+		bench()
+	case "sleeper":
+		time.Sleep(time.Hour)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// worker listens on the port in its argv, after starting a grandchild that
+// would outlive it if rigor did not kill its process group.
+func worker() {
+	port := os.Args[len(os.Args)-1]
+	if os.Getenv("NEVER_READY") == "1" {
+		time.Sleep(time.Hour)
+	}
+	if os.Getenv("DIE_EARLY") == "1" {
+		fmt.Fprintln(os.Stderr, "worker: no devices found")
+		os.Exit(3)
+	}
+	gc := exec.Command(os.Args[0])
+	gc.Env = append(os.Environ(), "RIGOR_RUN_TEST_ROLE=sleeper")
+	gc.Start()
+	os.WriteFile(filepath.Join(os.Getenv("PIDDIR"), "worker-"+port+".pid"), []byte(strconv.Itoa(gc.Process.Pid)), 0o644)
+	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Fprintln(os.Stderr, "Starting RPC server on 127.0.0.1:"+port)
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			os.Exit(1)
+		}
+		c.Close()
+	}
+}
+
+func bench() {
+	fmt.Println(`[{"avg_ts": 1.5}]`)
+	fmt.Fprintln(os.Stderr, "env SECRET_X="+os.Getenv("SECRET_X")+" LEAK="+os.Getenv("LEAK"))
+	if d := os.Getenv("BENCH_SLEEP"); d != "" {
+		s, _ := time.ParseDuration(d)
+		gc := exec.Command(os.Args[0])
+		gc.Env = append(os.Environ(), "RIGOR_RUN_TEST_ROLE=sleeper")
+		gc.Start()
+		os.WriteFile(filepath.Join(os.Getenv("PIDDIR"), "bench.pid"), []byte(strconv.Itoa(gc.Process.Pid)), 0o644)
+		time.Sleep(s)
+	}
+	if os.Getenv("BENCH_ABORT") == "1" {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Second)
+	}
+	os.Exit(0)
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type fixture struct {
+	plan   *engine.Plan
+	env    []string
+	piddir string
+}
+
+func newFixture(t *testing.T, workers int, extra map[string]string) fixture {
+	self, _ := os.Executable()
+	piddir := t.TempDir()
+	f := fixture{plan: &engine.Plan{Point: "t/x"}, piddir: piddir}
+	env := map[string]string{"PIDDIR": piddir, "PATH": os.Getenv("PATH")}
+	for k, v := range extra {
+		env[k] = v
+	}
+	for i := 0; i < workers; i++ {
+		port := strconv.Itoa(freePort(t))
+		f.plan.Processes = append(f.plan.Processes, engine.Process{
+			Role: "rpc-server", Name: fmt.Sprintf("rpc-%d", i), Argv: []string{self, "-p", port},
+			Env: map[string]string{"RIGOR_RUN_TEST_ROLE": "worker"}, ReadyAddr: "127.0.0.1:" + port,
+		})
+	}
+	f.plan.Processes = append(f.plan.Processes, engine.Process{
+		Role: "bench", Name: "bench", Argv: []string{self}, Env: map[string]string{"RIGOR_RUN_TEST_ROLE": "bench"},
+	})
+	for k, v := range env {
+		f.env = append(f.env, k+"="+v)
+	}
+	return f
+}
+
+// survivors returns the pids recorded by children that are still alive.
+func (f fixture) survivors(t *testing.T) []string {
+	t.Helper()
+	var alive []string
+	files, _ := filepath.Glob(filepath.Join(f.piddir, "*.pid"))
+	for _, file := range files {
+		b, _ := os.ReadFile(file)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		// Reap a zombie if it is ours; then probe.
+		if pid > 0 && syscall.Kill(pid, 0) == nil {
+			if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(st), ") Z ") {
+				alive = append(alive, filepath.Base(file))
+			}
+		}
+	}
+	return alive
+}
+
+func TestExecute_ok(t *testing.T) {
+	f := newFixture(t, 2, nil)
+	out, err := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir(), Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.How != ExitedNormally || out.ExitCode != 0 {
+		t.Fatalf("how=%s exit=%d err=%v", out.How, out.ExitCode, out.Err)
+	}
+	if !strings.Contains(string(out.Stdout), `"avg_ts": 1.5`) {
+		t.Errorf("stdout = %q", out.Stdout)
+	}
+	if len(out.Logs) != 6 {
+		t.Errorf("logs = %v, want stdout and stderr of 3 processes", out.Logs)
+	}
+	if s := f.survivors(t); len(s) > 0 {
+		t.Errorf("processes left behind: %v", s)
+	}
+}
+
+func TestExecute_timeoutKillsEverything(t *testing.T) {
+	f := newFixture(t, 1, map[string]string{"BENCH_SLEEP": "1h"})
+	out, err := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir(), Timeout: 2 * time.Second, Grace: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.How != TimedOut {
+		t.Fatalf("how = %s, want %s", out.How, TimedOut)
+	}
+	if s := f.survivors(t); len(s) > 0 {
+		t.Errorf("processes left behind: %v", s)
+	}
+}
+
+func TestExecute_interrupt(t *testing.T) {
+	f := newFixture(t, 2, map[string]string{"BENCH_SLEEP": "1h"})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// Cancel once the bench has started its child.
+		for i := 0; i < 200; i++ {
+			if _, err := os.Stat(filepath.Join(f.piddir, "bench.pid")); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+	}()
+	out, err := Execute(ctx, Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir(), Grace: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.How != Interrupted {
+		t.Fatalf("how = %s, want %s", out.How, Interrupted)
+	}
+	if s := f.survivors(t); len(s) > 0 {
+		t.Errorf("processes left behind: %v", s)
+	}
+}
+
+func TestExecute_workerNeverReady(t *testing.T) {
+	f := newFixture(t, 2, nil)
+	f.plan.Processes[1].Env["NEVER_READY"] = "1"
+	out, err := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir(), ReadyTimeout: time.Second, Grace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.How != WorkerFailed || !strings.Contains(out.Err.Error(), "rpc-1 did not accept connections") {
+		t.Fatalf("how=%s err=%v", out.How, out.Err)
+	}
+	if s := f.survivors(t); len(s) > 0 {
+		t.Errorf("processes left behind: %v", s)
+	}
+}
+
+func TestExecute_workerDiesEarly(t *testing.T) {
+	f := newFixture(t, 1, nil)
+	f.plan.Processes[0].Env["DIE_EARLY"] = "1"
+	out, _ := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir(), ReadyTimeout: 10 * time.Second})
+	if out.How != WorkerFailed || !strings.Contains(out.Err.Error(), "exited before accepting connections") || !strings.Contains(out.Err.Error(), "no devices found") {
+		t.Fatalf("how=%s err=%v", out.How, out.Err)
+	}
+}
+
+func TestExecute_signal(t *testing.T) {
+	f := newFixture(t, 0, map[string]string{"BENCH_ABORT": "1"})
+	out, _ := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir()})
+	if !out.Signaled || out.ExitCode != 137 || out.Signal != "killed" {
+		t.Fatalf("signaled=%v exit=%d signal=%q", out.Signaled, out.ExitCode, out.Signal)
+	}
+}
+
+func TestExecute_controlledEnvironment(t *testing.T) {
+	t.Setenv("LEAK", "should-not-pass")
+	t.Setenv("SECRET_X", "from-caller")
+	env, passed := Environment(os.LookupEnv, map[string]string{"RIGOR_RUN_TEST_ROLE": "x"}, []string{"SECRET_X", "UNSET_VAR"})
+	if passed["SECRET_X"] != "from-caller" || len(passed) != 1 {
+		t.Errorf("passed = %v", passed)
+	}
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "LEAK=") {
+			t.Errorf("LEAK reached the environment: %v", env)
+		}
+	}
+	f := newFixture(t, 0, nil)
+	f.env = append(env, "PIDDIR="+f.piddir)
+	out, _ := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir()})
+	if got := string(out.Stderr); !strings.Contains(got, "SECRET_X=from-caller LEAK=\n") {
+		t.Errorf("bench saw %q", got)
+	}
+}
+
+func TestExecute_notOnPath(t *testing.T) {
+	plan := &engine.Plan{Processes: []engine.Process{{Role: "bench", Name: "bench", Argv: []string{"no-such-engine-binary"}}}}
+	out, err := Execute(context.Background(), Options{Plan: plan, Env: []string{"PATH=/nonexistent"}, LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.How != StartFailed || !strings.Contains(out.Err.Error(), "not found on the run's PATH") {
+		t.Fatalf("how=%s err=%v", out.How, out.Err)
+	}
+}
