@@ -419,4 +419,3 @@ func Environment(getenv func(string) (string, bool), declared map[string]string,
 	sort.Strings(env)
 	return env, passed
 }
-
