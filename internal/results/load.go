@@ -1,0 +1,139 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// LoadError says why a record file could not be loaded: the file, and what
+// is wrong with it (at a line and column when the JSON is malformed).
+type LoadError struct {
+	Path string
+	// Line and Col locate a syntax or type error; 0 when not known.
+	Line, Col int
+	Err       error
+}
+
+func (e *LoadError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d:%d: %v", e.Path, e.Line, e.Col, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// ErrTruncated is wrapped by a [LoadError] for a record that ends before
+// its JSON does (a write cut short, a bad merge).
+var ErrTruncated = errors.New("truncated")
+
+// ErrSchema is wrapped by a [LoadError] for a record without a schema
+// version this rigor knows.
+var ErrSchema = errors.New("unsupported schema")
+
+// Load reads and decodes a record file. Errors are *[LoadError]s naming
+// the file; a missing file wraps [ErrNotFound] as well as fs.ErrNotExist.
+func Load(path string) (*Run, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &LoadError{Path: path, Err: fmt.Errorf("no such file: %w", errors.Join(ErrNotFound, os.ErrNotExist))}
+		}
+		return nil, &LoadError{Path: path, Err: err}
+	}
+	r, err := Decode(data)
+	if err != nil {
+		var le *LoadError
+		if errors.As(err, &le) {
+			le.Path = path
+			return nil, le
+		}
+		return nil, &LoadError{Path: path, Err: err}
+	}
+	return r, nil
+}
+
+// Decode decodes and checks one record. Unknown fields are ignored (a
+// newer rigor of the same schema may add some); a missing or newer schema
+// version, a missing id, experiment or status, an unknown status and a
+// metric without a name are errors. Errors are *[LoadError]s without a
+// path.
+func Decode(data []byte) (*Run, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, &LoadError{Err: fmt.Errorf("empty file: %w", ErrTruncated)}
+	}
+	if trimmed[0] != '{' {
+		line, col := position(data, bytes.Index(data, trimmed[:1]))
+		return nil, &LoadError{Line: line, Col: col, Err: errors.New("not a run record: expected a JSON object")}
+	}
+	var r Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se) && se.Error() == "unexpected end of JSON input":
+			return nil, &LoadError{Err: fmt.Errorf("%w: the JSON ends after %d bytes", ErrTruncated, len(data))}
+		case errors.As(err, &se):
+			line, col := position(data, int(se.Offset)-1)
+			return nil, &LoadError{Line: line, Col: col, Err: fmt.Errorf("malformed JSON: %s", se.Error())}
+		case errors.As(err, &te):
+			line, col := position(data, int(te.Offset)-1)
+			field := te.Field
+			if field == "" {
+				field = "value"
+			}
+			return nil, &LoadError{Line: line, Col: col, Err: fmt.Errorf("%s: got JSON %s, want %s", field, te.Value, te.Type)}
+		}
+		return nil, &LoadError{Err: fmt.Errorf("malformed record: %v", err)}
+	}
+	if err := check(&r); err != nil {
+		return nil, &LoadError{Err: err}
+	}
+	return &r, nil
+}
+
+func check(r *Run) error {
+	switch {
+	case r.Schema == 0:
+		return fmt.Errorf("%w: no \"schema\" field (not a rigor run record?)", ErrSchema)
+	case r.Schema < 0 || r.Schema > SchemaVersion:
+		return fmt.Errorf("%w: schema %d; this rigor reads schema %d (upgrade rigor)", ErrSchema, r.Schema, SchemaVersion)
+	case r.ID == "":
+		return errors.New(`missing "id"`)
+	case r.Experiment == "":
+		return errors.New(`missing "experiment"`)
+	}
+	switch r.Status {
+	case StatusOK, StatusFailed, StatusCrashed, StatusTimeout, StatusInterrupted:
+	case "":
+		return errors.New(`missing "status"`)
+	default:
+		return fmt.Errorf("unknown status %q", r.Status)
+	}
+	if r.Point == "" {
+		r.Point = r.Experiment
+	}
+	for i, m := range r.Metrics {
+		if m.Name == "" {
+			return fmt.Errorf("metrics[%d]: missing \"name\"", i)
+		}
+	}
+	return nil
+}
+
+// position converts a byte offset into a 1-based line and column.
+func position(data []byte, off int) (line, col int) {
+	if off < 0 {
+		off = 0
+	}
+	if off > len(data) {
+		off = len(data)
+	}
+	line = 1 + bytes.Count(data[:off], []byte{'\n'})
+	col = off - bytes.LastIndexByte(data[:off], '\n')
+	return line, col
+}

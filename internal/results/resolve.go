@@ -1,0 +1,136 @@
+package results
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// RefKind says what a reference given on the command line names.
+type RefKind string
+
+// Kinds of references.
+const (
+	RefRun        RefKind = "run"        // a run id: 20260508T032753Z-3f9a
+	RefExperiment RefKind = "experiment" // an experiment id: minimax-m27-b70/baseline
+	RefPoint      RefKind = "point"      // a point id: minimax-m27-b70/ubSweep[ub=16]
+	RefFile       RefKind = "file"       // a record file: results/x/y.json
+)
+
+// Selection is what a reference resolved to.
+type Selection struct {
+	// Ref is the reference as given, Rev its git revision ("" for the
+	// working tree).
+	Ref, Rev string
+	Kind     RefKind
+	// ID is the reference without "@REV": the run, experiment or point id,
+	// or the file path.
+	ID string
+	// Runs are the runs it names, in start order: one for a run or a
+	// file, every recorded run for an experiment or a point.
+	Runs []*Run
+	// Warnings are records left out because they could not be loaded.
+	Warnings []error
+}
+
+// ParseRef splits a reference into its id, its kind and its revision:
+// "ID@REV" names ID as recorded at the git revision REV. A reference
+// ending in .json is a record file; one without '/' a run id; one ending
+// in "]" a point id; anything else an experiment id.
+func ParseRef(ref string) (id string, kind RefKind, rev string) {
+	id = ref
+	if i := strings.LastIndexByte(ref, '@'); i > 0 && i < len(ref)-1 {
+		id, rev = ref[:i], ref[i+1:]
+	}
+	switch {
+	case strings.HasSuffix(id, ".json"):
+		kind = RefFile
+	case !strings.Contains(id, "/"):
+		kind = RefRun
+	case strings.HasSuffix(id, "]") && strings.Contains(id, "["):
+		kind = RefPoint
+	default:
+		kind = RefExperiment
+	}
+	return id, kind, rev
+}
+
+// Resolve loads the runs a reference names (see [ParseRef]): a run id
+// (searched in every experiment), a record file, an experiment's or a
+// point's runs, each either in the working tree or, with "@REV", as
+// committed at that revision ([Store.LoadAt]). A reference that names no
+// run is an error wrapping [ErrNotFound].
+func (s *Store) Resolve(ctx context.Context, ref string) (*Selection, error) {
+	id, kind, rev := ParseRef(ref)
+	sel := &Selection{Ref: ref, Rev: rev, Kind: kind, ID: id}
+	at := ""
+	if rev != "" {
+		at = " at " + rev
+	}
+	switch kind {
+	case RefFile:
+		var r *Run
+		var err error
+		if rev == "" {
+			r, err = Load(id)
+		} else {
+			r, err = s.LoadFileAt(ctx, rev, id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		sel.Runs = []*Run{r}
+	case RefRun:
+		if !IsRunID(id) {
+			return nil, fmt.Errorf("%q is neither a run id (like 20260508T032753Z-3f9a) nor an experiment id (like dir/name): %w", id, ErrNotFound)
+		}
+		var r *Run
+		var err error
+		if rev == "" {
+			var p string
+			if p, err = s.Find(id); err == nil {
+				r, err = Load(p)
+			}
+		} else {
+			r, err = s.FindAt(ctx, rev, id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		sel.Runs = []*Run{r}
+	case RefExperiment, RefPoint:
+		exp := id
+		f := Filter{Experiment: id}
+		if kind == RefPoint {
+			exp = id[:strings.IndexByte(id, '[')]
+			f = Filter{Experiment: exp, Point: id}
+		}
+		if err := CheckExperimentID(exp); err != nil {
+			return nil, err
+		}
+		var runs []*Run
+		var warnings []error
+		var err error
+		if rev == "" {
+			runs, warnings, err = s.List(f)
+		} else {
+			runs, warnings, err = s.LoadAt(ctx, rev, exp)
+			runs = filterRuns(runs, f)
+		}
+		if err != nil {
+			return nil, err
+		}
+		sel.Runs, sel.Warnings = runs, warnings
+		if len(runs) == 0 {
+			what := "runs"
+			if len(warnings) > 0 {
+				what = "loadable runs"
+			}
+			if kind == RefPoint {
+				return sel, fmt.Errorf("no recorded %s of point %s%s: %w", what, id, at, ErrNotFound)
+			}
+			return sel, fmt.Errorf("no recorded %s of %s in %s/%s%s: %w", what, id, Dir, id, at, ErrNotFound)
+		}
+	}
+	return sel, nil
+}
