@@ -28,7 +28,7 @@ var unsupportedBench = map[string]string{
 }
 
 // Plan builds the single bench process: node running the embedded runner
-// (in.BinDir is the engine install, [Install.Dir]) against the installed
+// (in.BinDir is the engine install, [Installation.Dir]) against the installed
 // node-llama-cpp. The argv is exactly what the runner parses:
 //
 //	node <install>/rigor-bench.mjs --model M [-p P] [-n N] [-r R] [-pg P,N]...

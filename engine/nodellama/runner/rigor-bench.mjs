@@ -152,8 +152,11 @@ async function main() {
 
 	const captured = [];
 	let capturing = false;
+	let loadError = ""; // llama.cpp's own reason for refusing a model
 	const logger = (level, message) => {
 		if (capturing) { captured.push(message); return; }
+		const m = /error loading model: (.*)/.exec(message);
+		if (m) loadError = m[1].trim();
 		if (level === "error" || level === "fatal" || level === "warn") fs.writeSync(2, "llama.cpp: " + message + (message.endsWith("\n") ? "" : "\n"));
 	};
 	const gpu = o.ngl.some((n) => n > 0) ? "auto" : false;
@@ -180,7 +183,8 @@ async function main() {
 			try {
 				model = await llama.loadModel({modelPath: o.model, gpuLayers: c.ngl});
 			} catch (e) {
-				fail(`failed to load model '${o.model}': ${e && e.message ? e.message.split("\n")[0] : e}`, 1);
+				const why = e && e.message ? e.message.split("\n")[0] : String(e);
+				fail(`failed to load model '${o.model}': ${loadError && !why.includes(loadError) ? loadError : why}`, 1);
 			}
 			modelNgl = c.ngl;
 		}

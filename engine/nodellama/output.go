@@ -1,0 +1,162 @@
+package nodellama
+
+// This file reads what the runner left behind. The runner prints
+// llama-bench's JSON shape on purpose, so the structure, the crash rules and
+// the metric names are engine/llamacpp's; what is added here is the runner's
+// own error line and the engine-counter metrics.
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/rigorbench/rigor/engine/llamacpp"
+	"github.com/rigorbench/rigor/internal/results"
+)
+
+// Outcome is the verdict on one runner process.
+type Outcome struct {
+	// Status is results.StatusOK, results.StatusFailed or
+	// results.StatusCrashed.
+	Status string
+	// Error says why the status is not ok, e.g. "failed to load model
+	// 'm.gguf': Invalid GGUF magic…" or "runner rejected arguments:
+	// unknown argument: --bogus".
+	Error string
+	// Rows are the rows parsed from stdout, whatever the status.
+	Rows []llamacpp.Row
+	// Metrics are the rows' metrics: first, per row, the runner's own
+	// (tokSPrompt, tokSOut or tokSTotal, timed around the evaluation
+	// calls), then the same throughput from llama.cpp's performance
+	// counters (engineTokSPrompt, engineTokSOut, engineTokSTotal: the time
+	// inside llama_decode), when the row has them.
+	Metrics []results.Metric
+	// LogTail is the last lines of stderr when the status is not ok.
+	LogTail string
+}
+
+// EngineMetricPrefix prefixes the names of metrics read from llama.cpp's
+// performance counters: "engine" + "TokSOut".
+const EngineMetricPrefix = "engine"
+
+// engineDerived explains the engine-counter metrics in records.
+const engineDerived = "llama.cpp's performance counters (performanceTracking/printTimings): tokens over the time inside llama_decode, per repetition"
+
+// ParseOutput judges one runner process from its stdout, its stderr and its
+// exit status (-1 for a process killed by a signal, as
+// os.ProcessState.ExitCode reports it; statuses above 128 also count as
+// deaths by signal).
+//
+// The verdicts are [llamacpp.Classify]'s, since the runner prints
+// llama-bench's JSON. When the runner failed before printing a row, its
+// last "error: …" line on stderr is the error: the model it could not load
+// (not a GGUF file, an architecture llama.cpp does not know), arguments it
+// rejected (exit status 2), node-llama-cpp missing from the install.
+func ParseOutput(stdout, stderr []byte, exit int) Outcome {
+	c := llamacpp.Classify(stdout, stderr, exit, exit < 0)
+	o := Outcome{Status: c.Status, Error: c.Error, Rows: c.Rows, LogTail: c.LogTail}
+	if len(c.Rows) == 0 && c.Status == results.StatusFailed {
+		if msg := runnerError(stderr); msg != "" {
+			switch {
+			case exit == 2:
+				o.Error = "runner rejected arguments: " + msg
+			case exit > 128 || exit < 0:
+				o.Error = c.Error
+			default:
+				o.Error = msg
+			}
+		}
+		if o.LogTail == "" {
+			o.LogTail = tail(stderr)
+		}
+	}
+	for _, r := range c.Rows {
+		o.Metrics = append(o.Metrics, r.Metrics()...)
+		if m, ok := engineMetric(r); ok {
+			o.Metrics = append(o.Metrics, m)
+		}
+	}
+	return o
+}
+
+// engineMetric is a row's throughput by llama.cpp's own counters, when the
+// row carries them.
+func engineMetric(r llamacpp.Row) (results.Metric, bool) {
+	raw, ok := r.Fields["engine_samples_ts"].([]any)
+	if !ok || len(raw) == 0 {
+		return results.Metric{}, false
+	}
+	var samples []float64
+	for _, v := range raw {
+		if f, ok := number(v); ok && f > 0 {
+			samples = append(samples, f)
+		}
+	}
+	if len(samples) == 0 {
+		return results.Metric{}, false
+	}
+	rm := r.Metrics()
+	if len(rm) == 0 {
+		return results.Metric{}, false
+	}
+	value, ok := number(r.Fields["engine_avg_ts"])
+	if !ok || value <= 0 {
+		value = 0
+		for _, s := range samples {
+			value += s
+		}
+		value /= float64(len(samples))
+	}
+	stddev, _ := number(r.Fields["engine_stddev_ts"])
+	name := rm[0].Name
+	return results.Metric{
+		Name:      EngineMetricPrefix + strings.ToUpper(name[:1]) + name[1:],
+		Test:      r.Test,
+		Unit:      "tok/s",
+		Direction: results.HigherIsBetter,
+		Value:     value,
+		Stddev:    stddev,
+		Samples:   samples,
+		Derived:   engineDerived,
+	}, true
+}
+
+// number reads a JSON number decoded with UseNumber (or a float64).
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case interface{ Float64() (float64, error) }:
+		f, err := x.Float64()
+		return f, err == nil && f == f && f < 1e308 && f > -1e308
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// runnerError returns the message of the runner's last "error: " line.
+func runnerError(stderr []byte) string {
+	lines := bytes.Split(bytes.ReplaceAll(stderr, []byte("\r\n"), []byte("\n")), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := bytes.TrimSpace(lines[i])
+		if msg, ok := bytes.CutPrefix(l, []byte("error: ")); ok {
+			s := strings.ToValidUTF8(string(bytes.TrimSpace(msg)), "?")
+			if len(s) > 400 {
+				s = strings.ToValidUTF8(s[:400], "") + "…"
+			}
+			return s
+		}
+	}
+	return ""
+}
+
+// tail returns the last 20 lines of stderr.
+func tail(stderr []byte) string {
+	s := strings.TrimRight(strings.ToValidUTF8(string(stderr), "?"), "\n")
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return strings.Join(lines, "\n")
+}
