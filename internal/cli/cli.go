@@ -32,7 +32,9 @@ type cli struct {
 	List listCmd `cmd:"" help:"List experiments and their sweep points."`
 	Show showCmd `cmd:"" help:"Show an experiment's effective configuration and the exact plan a run would execute."`
 	// commands: one line per verb, each defined in its own file.
-	Lock lockCmd `cmd:"" help:"Pin every input of experiments (model commit and hashes, engine commit, patches) in lockfiles/."`
+	Import importCmd `cmd:"" help:"Import results kept in other formats (seed summaries, LocalMaxxing, local-ai-registry, llama-bench JSON) as run records."`
+	Export exportCmd `cmd:"" help:"Export runs as a LocalMaxxing speed test, a local-ai-registry record, or a markdown, CSV or JSON table."`
+	Lock   lockCmd   `cmd:"" help:"Pin every input of experiments (model commit and hashes, engine commit, patches) in lockfiles/."`
 }
 
 // env is what commands get: writers, the working directory.

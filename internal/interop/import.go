@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -396,12 +395,7 @@ func Nearest(s string, ids []string, n int) []string {
 	var cs []cand
 	for _, id := range ids {
 		d := editDistance(strings.ToLower(s), strings.ToLower(id))
-		limit := max(3, len(s)/3)
-		if strings.Contains(id, "/") && path.Base(id) != "" {
-			if bd := editDistance(strings.ToLower(path.Base(s)), strings.ToLower(path.Base(id))); bd+2 < d {
-				d = bd + 2
-			}
-		}
+		limit := max(3, len([]rune(s))/5)
 		if d <= limit {
 			cs = append(cs, cand{id, d})
 		}

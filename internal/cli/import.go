@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rigorbench/rigor/internal/interop"
+	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+type importCmd struct {
+	Files      []string `arg:"" name:"file" help:"Files to import: seed summaries, LocalMaxxing speed tests, local-ai-registry v1 records, llama-bench JSON or JSONL output."`
+	Experiment string   `short:"e" placeholder:"ID" help:"Link every run of the files to this experiment or point id (required for llama-bench output)."`
+	Format     string   `enum:",seed-summary,localmaxxing,registry-v1,llama-bench-json" default:"" help:"Read the files as this format instead of detecting it (seed-summary, localmaxxing, registry-v1, llama-bench-json)."`
+	DryRun     bool     `help:"Check the files and print what would be recorded, without writing."`
+	JSON       bool     `help:"Print the written records' paths and ids as JSON."`
+}
+
+func (importCmd) Help() string {
+	return `Brings existing results into results/ as run records linked to experiments:
+seed summaries (a baseline and its runs, failed ones included), LocalMaxxing
+speed-test JSON, local-ai-registry v1 records and llama-bench -o json/jsonl
+output. Each record keeps every figure and raw sample, its provenance (the
+file, its sha256, the source's own label and id) and the list of what the
+source cannot prove (a short engine commit, a branch name for a revision, a
+model path without a hash). Runs are linked by --experiment, else by the
+experiments' labels field (which holds the sources' run labels), else, for
+LocalMaxxing, by the one experiment with the same model, engine and
+quantization. Every file is read and checked before anything is written: an
+error in one file imports nothing. A file already imported (same sha256 and
+label) is skipped. Secrets in commands and environments are redacted.
+
+Examples:
+  rigor import /work/shared/seeds/000_6ca3690f63b2438f.json
+  rigor import speedtest.json --experiment minimax-m27-int4-b70/vllmThroughput
+  rigor import bench.jsonl -e 'minimax-m27-b70/ubSweep[ub=16]' --dry-run`
+}
+
+type importedOut struct {
+	Path       string `json:"path"`
+	ID         string `json:"id"`
+	Experiment string `json:"experiment"`
+	Point      string `json:"point"`
+	Label      string `json:"label,omitempty"`
+	Status     string `json:"status"`
+}
+
+func (c *importCmd) Run(e *env) error {
+	root, err := spec.FindRoot(e.wd)
+	if err != nil {
+		return err
+	}
+	set, err := e.loadSet(nil)
+	if err != nil {
+		return err
+	}
+	ids, _ := spec.AllIDs(root)
+	var exps []*spec.Experiment
+	for _, x := range set.Experiments {
+		if !x.Broken {
+			exps = append(exps, x)
+			continue
+		}
+		if want, _ := spec.SplitPointID(c.Experiment); want == x.ID {
+			return withHint(fmt.Errorf("%s has errors", x.ID), "fix them first: 'rigor vet "+x.ID+"'")
+		}
+	}
+	if c.Experiment != "" {
+		if err := spec.ValidatePattern(c.Experiment); err != nil {
+			return err
+		}
+	}
+	opts := interop.ImportOptions{Format: c.Format, Experiment: c.Experiment, Experiments: exps, IDs: ids, Now: time.Now().UTC().Truncate(time.Second)}
+	store := results.Open(root)
+	existing, _, err := store.List(results.Filter{})
+	if err != nil {
+		return err
+	}
+	done := map[string]string{}
+	for _, r := range existing {
+		if p := r.Provenance; p != nil && p.Kind == "import" {
+			done[p.SHA256+"\x00"+p.Label] = filepath.ToSlash(filepath.Join(results.Dir, r.Experiment, r.ID+".json"))
+		}
+	}
+	var todo []interop.Imported
+	skipped := 0
+	for _, f := range c.Files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("importing %s: %w", f, errors.Unwrap(err))
+		}
+		out, err := interop.Import(recordedPath(root, e.wd, f), data, opts)
+		if err != nil {
+			return importHint(err)
+		}
+		for _, im := range out {
+			key := im.Run.Provenance.SHA256 + "\x00" + im.Run.Provenance.Label
+			if prev, ok := done[key]; ok {
+				what := im.Run.Provenance.Label
+				if what == "" {
+					what = "the record"
+				}
+				fmt.Fprintf(e.stderr, "rigor: skipping %q of %s: already imported as %s\n", what, f, prev)
+				skipped++
+				continue
+			}
+			done[key] = filepath.ToSlash(filepath.Join(results.Dir, im.Run.Experiment, im.Run.ID+".json"))
+			im.Run.RigorVersion = Version
+			todo = append(todo, im)
+		}
+	}
+	var outs []importedOut
+	for _, im := range todo {
+		r := im.Run
+		path := filepath.Join(results.Dir, filepath.FromSlash(r.Experiment), r.ID+".json")
+		if !c.DryRun {
+			p, err := store.Write(r, im.Raw)
+			if err != nil {
+				return err
+			}
+			if rel, err := filepath.Rel(root, p); err == nil {
+				path = rel
+			}
+		}
+		outs = append(outs, importedOut{Path: filepath.ToSlash(path), ID: r.ID, Experiment: r.Experiment, Point: r.Point, Label: r.Provenance.Label, Status: r.Status})
+	}
+	if c.JSON {
+		if outs == nil {
+			outs = []importedOut{}
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(outs)
+	}
+	for _, o := range outs {
+		line := o.Path + "\t" + o.Status
+		if o.Label != "" {
+			line += "\t" + o.Label
+		}
+		fmt.Fprintln(e.stdout, line)
+	}
+	verb := "imported"
+	if c.DryRun {
+		verb = "would import"
+	}
+	fmt.Fprintf(e.stderr, "rigor: %s %d %s from %d %s", verb, len(outs), plural(len(outs), "run", "runs"), len(c.Files), plural(len(c.Files), "file", "files"))
+	if skipped > 0 {
+		fmt.Fprintf(e.stderr, " (%d already imported)", skipped)
+	}
+	fmt.Fprintln(e.stderr)
+	return nil
+}
+
+// recordedPath is the path an import records: relative to the module root
+// when the file is inside it, else absolute.
+func recordedPath(root, wd, f string) string {
+	abs := f
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(wd, f)
+	}
+	abs = filepath.Clean(abs)
+	if rel, err := filepath.Rel(root, abs); err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.ToSlash(abs)
+}
+
+func importHint(err error) error {
+	var nm *spec.NoMatchError
+	if errors.As(err, &nm) {
+		return err
+	}
+	switch {
+	case errors.Is(err, interop.ErrUnknownFormat):
+		return withHint(err, "rigor imports "+strings.Join(interop.ImportFormats, ", ")+"; name one with --format if detection fails")
+	case errors.Is(err, interop.ErrTruncated):
+		return withHint(err, "nothing was imported; re-export or re-run to get the whole file")
+	case strings.Contains(err.Error(), "linked to no experiment") || strings.Contains(err.Error(), "give --experiment"):
+		return withHint(err, "'rigor list' shows the experiment ids")
+	}
+	return err
+}
