@@ -12,6 +12,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/rigorbench/rigor/internal/cli"
+	"github.com/rigorbench/rigor/internal/hf/hubtest"
+	"github.com/rigorbench/rigor/internal/lock/locktest"
 )
 
 func TestMain(m *testing.M) {
@@ -31,6 +33,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("RIGOR_UPDATE") != "",
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"fake-hub": hubtest.Cmd, "fake-hub-faulty": locktest.FaultyHub},
 		Setup: func(env *testscript.Env) error {
 			// REPO points at this checkout, for scripts that read the
 			// module's own experiments.

@@ -110,6 +110,7 @@ func (c *lockCmd) Run(e *env) error {
 	opts := lock.Options{
 		Root:    set.Root,
 		HF:      hf.NewClient(hopts),
+		HFToken: hopts.Token,
 		Offline: c.Offline,
 		Update:  update,
 	}

@@ -121,6 +121,11 @@ func (r *Resolver) hubResolve(ctx context.Context, m spec.Model, withFiles bool)
 			}
 			res.files = append(res.files, fl)
 		}
+		if len(matched) > 0 {
+			if err := r.checkAccess(ctx, m.HF, m.Rev(), commit, matched[0].Path); err != nil {
+				return nil, err
+			}
+		}
 		return res, nil
 	})
 	if err != nil {

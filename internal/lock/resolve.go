@@ -77,6 +77,9 @@ type Options struct {
 	Root string
 	// HF is the hub client; nil means hf.FromEnv().
 	HF *hf.Client
+	// HFToken is the token the hub client sends (HF_TOKEN), used to prove
+	// access to a gated repo's files. It is never written anywhere.
+	HFToken string
 	// HFCache is the hub cache; "" means hf.CacheDir().
 	HFCache string
 	// Cache is rigor's cache (git mirrors, synthetic models, the hash
