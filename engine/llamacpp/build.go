@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,7 +60,8 @@ type BuildOptions struct {
 	// Fork is spec.FamilyLlamaCpp or spec.FamilyIkLlamaCpp.
 	Fork string
 	// RPC builds the RPC backend (-DGGML_RPC=ON), which rpc-server workers
-	// and llama-bench -rpc need.
+	// and llama-bench -rpc need. It is implied when the targets include
+	// rpc-server (the default), a target only the RPC backend defines.
 	RPC bool
 	// Jobs is cmake --build's -j; 0 means the number of CPUs.
 	Jobs int
@@ -147,7 +149,8 @@ type Recipe struct {
 // -DCMAKE_BUILD_TYPE=Release, build-tree rpaths relative to the binaries
 // (so that a cache entry can be moved into place), the backend's options
 // (cpu: none, cuda: -DGGML_CUDA=ON, sycl: -DGGML_SYCL=ON with CC=icx
-// CXX=icpx, vulkan, hip, metal), -DGGML_RPC=ON when rpc, then the
+// CXX=icpx, vulkan, hip, metal), -DGGML_RPC=ON when rpc or when the
+// targets include rpc-server, then the
 // experiment's own cmake options, which win. The experiment's build env
 // wins over the backend's.
 func RecipeOf(r spec.Build, rpc bool) (Recipe, error) {
@@ -163,7 +166,11 @@ func RecipeOf(r spec.Build, rpc bool) (Recipe, error) {
 	rec := Recipe{Version: buildRecipeVersion}
 	rec.Configure = append(rec.Configure, "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_BUILD_RPATH_USE_ORIGIN=ON")
 	rec.Configure = append(rec.Configure, be.cmake...)
-	if rpc {
+	rec.Targets = r.Targets
+	if len(rec.Targets) == 0 {
+		rec.Targets = DefaultTargets
+	}
+	if rpc || slices.Contains(rec.Targets, "rpc-server") {
 		rec.Configure = append(rec.Configure, "-DGGML_RPC=ON")
 	}
 	for _, o := range r.CMake {
@@ -171,10 +178,6 @@ func RecipeOf(r spec.Build, rpc bool) (Recipe, error) {
 			o = "-D" + o
 		}
 		rec.Configure = append(rec.Configure, o)
-	}
-	rec.Targets = r.Targets
-	if len(rec.Targets) == 0 {
-		rec.Targets = DefaultTargets
 	}
 	if len(be.env)+len(r.Env) > 0 {
 		rec.Env = map[string]string{}

@@ -346,14 +346,15 @@ func TestRecipeOf(t *testing.T) {
 		want  string
 		env   string
 	}{
-		{spec.Build{}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON", ""},
-		{spec.Build{Backend: "cpu"}, true, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_RPC=ON", ""},
-		{spec.Build{Backend: "cuda"}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_CUDA=ON", ""},
+		{spec.Build{Targets: []string{"llama-bench"}}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON", ""},
+		{spec.Build{Targets: []string{"llama-bench"}}, true, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_RPC=ON", ""},
+		{spec.Build{Backend: "cpu"}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_RPC=ON", ""},
+		{spec.Build{Backend: "cuda", Targets: []string{"llama-bench"}}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_CUDA=ON", ""},
 		{spec.Build{Backend: "sycl", CMake: []string{"-DGGML_SYCL_F16=ON"}}, true, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_SYCL=ON -DGGML_RPC=ON -DGGML_SYCL_F16=ON", "CC=icx CXX=icpx"},
-		{spec.Build{Backend: "sycl", Env: map[string]string{"CXX": "clang++"}}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_SYCL=ON", "CC=icx CXX=clang++"},
-		{spec.Build{Backend: "vulkan"}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_VULKAN=ON", ""},
-		{spec.Build{Backend: "hip"}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_HIP=ON", ""},
-		{spec.Build{Backend: "metal"}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_METAL=ON", ""},
+		{spec.Build{Backend: "sycl", Env: map[string]string{"CXX": "clang++"}, Targets: []string{"llama-bench"}}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_SYCL=ON", "CC=icx CXX=clang++"},
+		{spec.Build{Backend: "vulkan", Targets: []string{"llama-bench"}}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_VULKAN=ON", ""},
+		{spec.Build{Backend: "hip", Targets: []string{"llama-bench"}}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_HIP=ON", ""},
+		{spec.Build{Backend: "metal", Targets: []string{"llama-bench"}}, false, "-DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_METAL=ON", ""},
 	} {
 		r, err := llamacpp.RecipeOf(c.build, c.rpc)
 		if err != nil {
@@ -372,8 +373,12 @@ func TestRecipeOf(t *testing.T) {
 		if got := strings.Join(env, " "); got != c.env {
 			t.Errorf("RecipeOf(%+v) env: got %q, want %q", c.build, got, c.env)
 		}
-		if got := strings.Join(r.Targets, " "); got != "llama-bench rpc-server" {
-			t.Errorf("RecipeOf(%+v) targets: got %q, want the default", c.build, got)
+		wantTargets := "llama-bench rpc-server"
+		if len(c.build.Targets) > 0 {
+			wantTargets = strings.Join(c.build.Targets, " ")
+		}
+		if got := strings.Join(r.Targets, " "); got != wantTargets {
+			t.Errorf("RecipeOf(%+v) targets: got %q, want %q", c.build, got, wantTargets)
 		}
 	}
 	if _, err := llamacpp.RecipeOf(spec.Build{Backend: "opencl"}, false); err == nil || !strings.Contains(err.Error(), `"opencl"`) {
