@@ -385,15 +385,27 @@ func ParseServe(data []byte) (metrics []results.Metric, warnings []string, err e
 	}
 	for _, l := range serveLatencies {
 		mean, ok := num(m, "mean_"+l.key+"_ms")
+		derived := ""
 		if !ok {
-			continue
+			// e2el is saved as a mean only when asked for
+			// (--percentile-metrics), but the latencies are always saved.
+			xs := perRequest[l.key]
+			if len(xs) == 0 {
+				continue
+			}
+			for _, x := range xs {
+				mean += x
+			}
+			mean /= float64(len(xs))
+			derived = "mean of the saved per-request samples; vLLM saved no mean_" + l.key + "_ms"
 		}
 		mt := metric(l.name, test, "ms", results.LowerIsBetter, mean)
+		mt.Derived = derived
 		if sd, ok := num(m, "std_"+l.key+"_ms"); ok {
 			mt.Stddev = sd
 		}
 		mt.Samples = perRequest[l.key]
-		if l.key == "tpot" && mt.Samples != nil {
+		if l.key == "tpot" && mt.Samples != nil && mt.Derived == "" {
 			mt.Derived = tpotDerived
 		}
 		metrics = append(metrics, mt)
