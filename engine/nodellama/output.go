@@ -52,8 +52,13 @@ const engineDerived = "llama.cpp's performance counters (performanceTracking/pri
 // (not a GGUF file, an architecture llama.cpp does not know), arguments it
 // rejected (exit status 2), node-llama-cpp missing from the install.
 func ParseOutput(stdout, stderr []byte, exit int) Outcome {
-	c := llamacpp.Classify(stdout, stderr, exit, exit < 0)
+	// llama.cpp's warnings, which the runner marks, never name the cause of
+	// a failure; the log tail keeps them.
+	c := llamacpp.Classify(stdout, dropWarnings(stderr), exit, exit < 0)
 	o := Outcome{Status: c.Status, Error: c.Error, Rows: c.Rows, LogTail: c.LogTail}
+	if c.Status != results.StatusOK {
+		o.LogTail = tail(stderr)
+	}
 	if len(c.Rows) == 0 && c.Status == results.StatusFailed {
 		if msg := runnerError(stderr); msg != "" {
 			switch {
@@ -64,9 +69,6 @@ func ParseOutput(stdout, stderr []byte, exit int) Outcome {
 			default:
 				o.Error = msg
 			}
-		}
-		if o.LogTail == "" {
-			o.LogTail = tail(stderr)
 		}
 	}
 	for _, r := range c.Rows {
@@ -130,6 +132,23 @@ func number(v any) (float64, bool) {
 		return x, true
 	}
 	return 0, false
+}
+
+// warnPrefix marks the llama.cpp warnings the runner passes on.
+var warnPrefix = []byte("llama.cpp (warn): ")
+
+// dropWarnings removes the runner's llama.cpp warning lines.
+func dropWarnings(stderr []byte) []byte {
+	if !bytes.Contains(stderr, warnPrefix) {
+		return stderr
+	}
+	var out []byte
+	for _, l := range bytes.SplitAfter(stderr, []byte("\n")) {
+		if !bytes.HasPrefix(l, warnPrefix) {
+			out = append(out, l...)
+		}
+	}
+	return out
 }
 
 // runnerError returns the message of the runner's last "error: " line.

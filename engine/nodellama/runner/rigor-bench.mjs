@@ -157,7 +157,9 @@ async function main() {
 		if (capturing) { captured.push(message); return; }
 		const m = /error loading model: (.*)/.exec(message);
 		if (m) loadError = m[1].trim();
-		if (level === "error" || level === "fatal" || level === "warn") fs.writeSync(2, "llama.cpp: " + message + (message.endsWith("\n") ? "" : "\n"));
+		// Warnings are marked so that rigor does not take them for the
+		// cause of a failure.
+		if (level === "error" || level === "fatal" || level === "warn") fs.writeSync(2, `llama.cpp (${level}): ` + message + (message.endsWith("\n") ? "" : "\n"));
 	};
 	const gpu = o.ngl.some((n) => n > 0) ? "auto" : false;
 	let llama;
