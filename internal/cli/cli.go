@@ -32,9 +32,13 @@ type cli struct {
 	List listCmd `cmd:"" help:"List experiments and their sweep points."`
 	Show showCmd `cmd:"" help:"Show an experiment's effective configuration and the exact plan a run would execute."`
 	// commands: one line per verb, each defined in its own file.
-	Import importCmd `cmd:"" help:"Import results kept in other formats (seed summaries, LocalMaxxing, local-ai-registry, llama-bench JSON) as run records."`
-	Export exportCmd `cmd:"" help:"Export runs as a LocalMaxxing speed test, a local-ai-registry record, or a markdown, CSV or JSON table."`
-	Lock   lockCmd   `cmd:"" help:"Pin every input of experiments (model commit and hashes, engine commit, patches) in lockfiles/."`
+	Run     runCmd     `cmd:"" help:"Run a locked experiment exactly as locked and record every run in git."`
+	Diff    diffCmd    `cmd:"" help:"Compare two experiments, points or runs: configuration diff and metrics with significance."`
+	Log     logCmd     `cmd:"" help:"Show an experiment's runs over time, with drift markers and a tokSOut chart."`
+	Results resultsCmd `cmd:"" help:"List recorded runs, newest last."`
+	Import  importCmd  `cmd:"" help:"Import results kept in other formats (seed summaries, LocalMaxxing, local-ai-registry, llama-bench JSON) as run records."`
+	Export  exportCmd  `cmd:"" help:"Export runs as a LocalMaxxing speed test, a local-ai-registry record, or a markdown, CSV or JSON table."`
+	Lock    lockCmd    `cmd:"" help:"Pin every input of experiments (model commit and hashes, engine commit, patches) in lockfiles/."`
 }
 
 // env is what commands get: writers, the working directory.

@@ -8,4 +8,13 @@ const (
 	// ExitProblems is rigor vet (or another verb) finding errors in the
 	// experiments.
 	ExitProblems = 1
+	// ExitRegression is rigor diff --fail-on-regression[=PERCENT] finding a
+	// metric that got significantly worse (after Holm) by more than PERCENT.
+	ExitRegression = 3
+	// ExitRunFailed is rigor run recording at least one run whose status is
+	// not ok (failed, crashed, timeout): the records are written.
+	ExitRunFailed = 2
+	// ExitInterrupted is rigor run stopped by Ctrl-C or SIGTERM after
+	// recording the interrupted run (128 + SIGINT, as shells report it).
+	ExitInterrupted = 130
 )

@@ -1,0 +1,271 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/engine/all"
+	"github.com/rigorbench/rigor/internal/gitsrc"
+	"github.com/rigorbench/rigor/internal/hf"
+	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/rig"
+	"github.com/rigorbench/rigor/internal/run"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+type runCmd struct {
+	ID             string        `arg:"" name:"id" help:"An experiment or point id."`
+	DryRun         bool          `help:"Print the plan and stop: nothing is built, started or recorded."`
+	IgnoreRequires bool          `help:"Run even when the rig does not meet #requires; the record says so."`
+	NoCommit       bool          `help:"Write the records but do not commit them to git."`
+	Timeout        time.Duration `help:"Bound one bench process (default: the experiment's timeoutSeconds, else 1h)."`
+	Offline        bool          `help:"Use only what is cached (git mirrors, engine installs)."`
+	JSON           bool          `help:"Print the records written, as JSON."`
+}
+
+func (runCmd) Help() string {
+	return `Runs a locked experiment (every point of a sweep) exactly as locked: it refuses
+an unlocked or stale experiment, a rig that does not meet #requires and model
+files that differ from the lock; builds or installs the engine (cached by
+content); starts the rpc-server workers and waits until each accepts
+connections; runs the bench with the locked argv and a controlled environment;
+stops every process it started on success, failure, timeout and Ctrl-C; and
+records every run, failures included, as results/<experiment>/<run id>.json,
+committed to git.
+
+When every swept flag is one llama-bench sweeps itself, the sweep runs as one
+llama-bench process (the model loads once) and its rows are split into the
+points' records.
+
+Examples:
+  rigor run minimax-m27-b70/kvoffload
+  rigor run 'minimax-m27-b70/ubSweep[ub=16]' --dry-run
+  rigor run quickstart/tiny --no-commit`
+}
+
+// runFailedError reports runs that were recorded but did not succeed.
+type runFailedError struct {
+	failed, total int
+	interrupted   bool
+}
+
+func (e *runFailedError) Error() string {
+	if e.interrupted {
+		return "interrupted: the runs so far are recorded"
+	}
+	return fmt.Sprintf("%d of %d %s did not succeed (recorded)", e.failed, e.total, plural(e.total, "run", "runs"))
+}
+
+func (e *runFailedError) ExitCode() int {
+	if e.interrupted {
+		return ExitInterrupted
+	}
+	return ExitRunFailed
+}
+
+func (c *runCmd) Run(e *env) error {
+	set, x, points, err := e.findOne(c.ID)
+	if err != nil {
+		return err
+	}
+	root := set.Root
+	lf, err := lock.Read(root, x.Package)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return withHint(err, "repair or delete the lockfile, then run 'rigor lock "+x.ID+"'")
+	}
+	var entry *lock.Entry
+	if lf != nil {
+		entry = lf.Experiments[x.ID]
+	}
+	if entry == nil {
+		return withHint(fmt.Errorf("%s is not locked", x.ID), "run 'rigor lock "+x.ID+"' first: a run needs every input pinned")
+	}
+	cache := gitsrc.CacheDir()
+	if stale := lock.CheckWith(set, lock.CheckOptions{Cache: cache}); len(stale) > 0 {
+		for _, s := range stale {
+			if s.ID == x.ID {
+				return withHint(fmt.Errorf("the lock of %s is stale: %s", x.ID, strings.Join(s.Reasons, "; ")), "run 'rigor lock "+x.ID+"' to re-resolve, then run again")
+			}
+		}
+	}
+	hfCache, _ := hf.CacheDir()
+
+	if c.DryRun {
+		return c.dryRun(e, x, points, entry, hfCache)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	detected, err := rig.Detect(ctx, rig.DetectOptions{})
+	if err != nil {
+		return fmt.Errorf("detecting the rig: %w", err)
+	}
+	var ignored []string
+	if mm := rig.Check(x.Requires, detected); len(mm) > 0 {
+		if !c.IgnoreRequires {
+			for _, m := range mm {
+				fmt.Fprintf(e.stderr, "rigor: error: %s: #requires.%s: %s\n", spec.FormatPos(m.Pos, e.wd), m.Path, m.String())
+			}
+			return withHint(fmt.Errorf("this rig does not meet the #requires of %s", x.ID), "'rigor rig' shows what was detected; --ignore-requires runs anyway and records that it did")
+		}
+		for _, m := range mm {
+			ignored = append(ignored, m.Path+": "+m.String())
+		}
+	}
+
+	store := results.Open(root)
+	interactive := term.IsTerminal(int(os.Stderr.Fd()))
+	r := &run.Runner{
+		Root: root, Cache: cache, HFCache: hfCache, Getenv: os.LookupEnv, Rig: detected,
+		RigorVersion: Version, IgnoredRequires: ignored, Timeout: c.Timeout, Offline: c.Offline,
+		Progress: func(msg string) { fmt.Fprintf(e.stderr, "rigor: %s\n", msg) },
+	}
+	if interactive {
+		r.BuildProgress = func(pct int, line string) { fmt.Fprintf(e.stderr, "\rrigor: building %3d%%", pct) }
+	}
+	prep, err := r.Prepare(ctx, x, entry)
+	if interactive && r.BuildProgress != nil {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	if err != nil {
+		return explainPrepare(err)
+	}
+
+	var written []*results.Run
+	var paths []string
+	failed := 0
+	var commitErr error
+	sink := func(pr *run.PointRun) error {
+		path, err := store.Write(pr.Record, pr.Raw)
+		if err != nil {
+			return fmt.Errorf("writing the record of %s: %w", pr.Point.ID, err)
+		}
+		rel, _ := filepath.Rel(e.wd, path)
+		written = append(written, pr.Record)
+		paths = append(paths, path)
+		if pr.Record.Status != results.StatusOK {
+			failed++
+		}
+		fmt.Fprintf(e.stderr, "rigor: %s: %s → %s\n", pr.Point.ID, describe(pr.Record), rel)
+		if !c.NoCommit && commitErr == nil {
+			files := []string{path, store.RawDir(pr.Record.Experiment, pr.Record.ID)}
+			msg := fmt.Sprintf("rigor run %s: %s\n\nrun %s", pr.Point.ID, pr.Record.Status, pr.Record.ID)
+			// A recorded interrupted run is still committed after Ctrl-C.
+			cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			_, err := store.Commit(cctx, files, msg)
+			cancel()
+			if err != nil {
+				commitErr = err
+				fmt.Fprintf(e.stderr, "rigor: warning: the record is kept at %s but was not committed: %v\n", rel, err)
+			}
+		}
+		return nil
+	}
+	runErr := r.Run(ctx, set, prep, points, sink)
+	if c.JSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if written == nil {
+			written = []*results.Run{}
+		}
+		enc.Encode(written)
+	} else {
+		printSummary(e, written)
+	}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
+	if ctx.Err() != nil {
+		return &runFailedError{interrupted: true}
+	}
+	if commitErr != nil {
+		return withHint(fmt.Errorf("the records are written but not committed: %w", commitErr), "commit them yourself with git, or pass --no-commit")
+	}
+	if failed > 0 {
+		return &runFailedError{failed: failed, total: len(written)}
+	}
+	return nil
+}
+
+func describe(r *results.Run) string {
+	s := r.Status
+	if r.Error != "" {
+		s += ": " + r.Error
+	}
+	return s
+}
+
+// printSummary writes each run's key metrics with their spread.
+func printSummary(e *env, runs []*results.Run) {
+	for _, r := range runs {
+		fmt.Fprintf(e.stdout, "%s  %s  %s\n", r.Point, r.ID, r.Status)
+		for _, m := range r.Metrics {
+			if strings.HasPrefix(m.Name, "engine") {
+				continue
+			}
+			n := len(m.Samples)
+			spread := ""
+			if n > 1 {
+				lo, hi := minMax(m.Samples)
+				spread = fmt.Sprintf("  (n=%d, min %.4g, max %.4g, ± %.1f%%)", n, lo, hi, 100*m.Stddev/nonZero(m.Value))
+			}
+			fmt.Fprintf(e.stdout, "  %-10s %-12s %10.4g %s%s\n", m.Name, m.Test, m.Value, m.Unit, spread)
+		}
+	}
+}
+
+func nonZero(x float64) float64 {
+	if x == 0 {
+		return 1
+	}
+	return x
+}
+
+func minMax(xs []float64) (float64, float64) {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[0], s[len(s)-1]
+}
+
+func explainPrepare(err error) error {
+	var me *run.ModelError
+	if errors.As(err, &me) {
+		return withHint(err, me.Hint())
+	}
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		return withHint(err, h.Hint())
+	}
+	return err
+}
+
+// dryRun prints the plan of every point with the paths a run would use.
+func (c *runCmd) dryRun(e *env, x *spec.Experiment, points []*spec.Point, entry *lock.Entry, hfCache string) error {
+	in := engine.Inputs{Model: entry.EntryModel(hfCache)}
+	for i, p := range points {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		plan, err := all.Plan(p, in)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "# %s (dry run: nothing is started)\n", p.ID)
+		writePlan(e.stdout, plan)
+	}
+	return nil
+}
