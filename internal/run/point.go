@@ -692,4 +692,3 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
-
