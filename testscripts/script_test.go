@@ -11,14 +11,15 @@ import (
 	cuecmd "cuelang.org/go/cmd/cue/cmd"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/rigorbench/rigor/engine/vllm/standin"
 	"github.com/rigorbench/rigor/internal/cli"
-	"github.com/rigorbench/rigor/internal/hf/hubtest"
-	"github.com/rigorbench/rigor/internal/lock/locktest"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"rigor": func() { os.Exit(cli.Main()) },
+		// A stand-in for vLLM's CLI (engine/vllm/standin).
+		"fake-vllm": func() { os.Exit(standin.Main()) },
 		// The stock cue tool, pinned in go.mod, to prove that modules rigor
 		// writes pass `cue vet -c` and `cue export` as they are.
 		"cue": func() { os.Exit(cuecmd.Main()) },
@@ -33,7 +34,9 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("RIGOR_UPDATE") != "",
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"fake-hub": hubtest.Cmd, "fake-hub-faulty": locktest.FaultyHub},
+		// Custom commands: add one with an init() in its own file:
+		// scriptCmds["name"] = fn (see cmds_test.go).
+		Cmds: scriptCmds,
 		Setup: func(env *testscript.Env) error {
 			// REPO points at this checkout, for scripts that read the
 			// module's own experiments.

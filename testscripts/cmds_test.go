@@ -1,0 +1,61 @@
+package testscripts
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rigorbench/rigor/engine/llamacpp/testengine"
+	"github.com/rigorbench/rigor/internal/hf/hubtest"
+	"github.com/rigorbench/rigor/internal/lock/locktest"
+)
+
+// scriptCmds are the custom testscript commands. Files add theirs in init().
+var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
+	// A stand-in Hugging Face hub on loopback; sets HF_ENDPOINT.
+	"fake-hub":        hubtest.Cmd,
+	"fake-hub-faulty": locktest.FaultyHub,
+	// survivors DIR: fail when any process whose program lives under DIR
+	// is still running (rigor must leave no worker behind).
+	"survivors": survivors,
+	// testengine DIR [--ik] [--patches PDIR]: a small llama.cpp-shaped
+	// engine source tree as a git repository (engine/llamacpp/testengine).
+	"testengine": testengine.Cmd,
+}
+
+func survivors(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: survivors DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	entries, _ := os.ReadDir("/proc")
+	var alive []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil || !strings.HasPrefix(exe, dir) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if strings.Contains(string(stat), ") Z ") {
+			continue // a zombie is already dead
+		}
+		alive = append(alive, fmt.Sprintf("%d %s", pid, exe))
+	}
+	if neg {
+		if len(alive) == 0 {
+			ts.Fatalf("no process of %s is running", dir)
+		}
+		return
+	}
+	if len(alive) > 0 {
+		ts.Fatalf("processes left behind:\n%s", strings.Join(alive, "\n"))
+	}
+}
