@@ -1,0 +1,261 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/kong"
+	"golang.org/x/term"
+
+	"github.com/rigorbench/rigor/internal/compare"
+	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+type diffCmd struct {
+	A      string `arg:"" name:"a" help:"The baseline: an experiment, point or run id, a record file, each optionally @REV."`
+	B      string `arg:"" name:"b" help:"What to compare against it, in the same forms."`
+	Format string `enum:"text,markdown,csv,json" default:"text" help:"Output format: text, markdown, csv or json."`
+	Strict bool   `help:"Fail when the sides differ in something not meant to vary (GPU, driver, model hash, quantization)." env:"RIGOR_STRICT"`
+	// FailOnRegression is --fail-on-regression[=PERCENT].
+	FailOnRegression regressionGate `name:"fail-on-regression" placeholder:"PERCENT" help:"Exit with code 3 when a metric got significantly worse by more than PERCENT (default 0: any significant regression); write it --fail-on-regression=5." env:"RIGOR_FAIL_ON_REGRESSION"`
+	Alpha            float64        `default:"0.05" help:"Significance level of the tests."`
+	Center           string         `enum:"mean,median" default:"mean" help:"Summary statistic: mean (t interval) or median (order-statistic interval, as benchstat)."`
+	All              bool           `help:"Pool every recorded run of each point instead of the latest."`
+	Incomplete       bool           `help:"Also use the samples of crashed, timed-out and interrupted runs."`
+}
+
+func (diffCmd) Help() string {
+	return `Compares two sides: what differs in their configuration (spec, lock, rig,
+as "path: old → new") and, per metric and point, n, the mean with a 95%
+interval, the change in percent, the Mann-Whitney U p-value (Holm-corrected
+across the points of a sweep, with Welch's t-test beside it) and a verdict:
+better, worse, or ~ (inconclusive, which is not evidence of no change). It
+says when the samples are too few to reach significance and how many
+repetitions would be needed, and warns when the sides differ in something
+not meant to vary (--strict makes that an error).
+
+A side is an experiment id (its latest ok run, for a sweep the latest of
+each point; --all pools every run), a point id, a run id, a record file, or
+any of these followed by @REV for the results as committed at a git
+revision, read without a checkout. Sweeps are matched point by point by
+their swept values; points on one side only are listed.
+
+Exit codes: 0 compared, 1 error (or --strict found incomparable sides),
+3 --fail-on-regression found a regression beyond the threshold.
+
+Examples:
+  rigor diff minimax-m27-b70/baseline minimax-m27-b70/kvoffload
+  rigor diff minimax-m27-b70/ubSweep@HEAD~5 minimax-m27-b70/ubSweep --format markdown
+  rigor diff results/x/a/20260508T032753Z-3f9a.json 20260509T101500Z-77c1 --format json
+  rigor diff bench/base@main bench/base --fail-on-regression=5`
+}
+
+// regressionGate is the value of --fail-on-regression[=PERCENT]: a bool
+// flag that takes an optional value.
+type regressionGate struct {
+	On      bool
+	Percent float64
+}
+
+func (g *regressionGate) IsBool() bool { return true }
+
+func (g *regressionGate) Decode(ctx *kong.DecodeContext) error {
+	g.On, g.Percent = true, 0
+	if ctx.Scan.Peek().Type != kong.FlagValueToken {
+		return nil
+	}
+	tok := ctx.Scan.Pop()
+	var s string
+	switch v := tok.Value.(type) {
+	case string:
+		s = v
+	case bool:
+		g.On = v
+		return nil
+	default:
+		s = fmt.Sprint(v)
+	}
+	s = strings.TrimSuffix(strings.TrimSpace(s), "%")
+	switch strings.ToLower(s) {
+	case "true", "yes":
+		return nil
+	case "false", "no":
+		g.On = false
+		return nil
+	}
+	p, err := strconv.ParseFloat(s, 64)
+	if err != nil || p < 0 || math.IsInf(p, 0) || math.IsNaN(p) {
+		return fmt.Errorf("want a percentage such as 5 or 2.5, got %q", s)
+	}
+	g.Percent = p
+	return nil
+}
+
+// regressionError is a diff that found a regression under
+// --fail-on-regression.
+type regressionError struct {
+	rows    []compare.Row
+	percent float64
+}
+
+func (e *regressionError) Error() string {
+	var parts []string
+	for _, r := range e.rows {
+		s := fmt.Sprintf("%s %+.1f%% (p=%.3f)", r.Metric, r.Delta, r.PAdjusted)
+		if r.Point != "" {
+			s = fmt.Sprintf("%s at %s %+.1f%% (p=%.3f)", r.Metric, r.Point, r.Delta, r.PAdjusted)
+		}
+		parts = append(parts, s)
+	}
+	what := "significantly worse"
+	if e.percent > 0 {
+		what = fmt.Sprintf("significantly worse by more than %g%%", e.percent)
+	}
+	return fmt.Sprintf("regression: %s: %s", what, strings.Join(parts, ", "))
+}
+
+func (e *regressionError) ExitCode() int { return ExitRegression }
+
+// openStore opens the results store of the module around the working
+// directory. Without a module it falls back to the working directory when
+// every reference is a record file, which needs no module.
+func (e *env) openStore(refs ...string) (*results.Store, error) {
+	root, err := spec.FindRoot(e.wd)
+	if err != nil {
+		if errors.Is(err, spec.ErrNoModule) {
+			files := len(refs) > 0
+			for _, r := range refs {
+				if _, kind, _ := results.ParseRef(r); kind != results.RefFile {
+					files = false
+				}
+			}
+			if files {
+				return results.Open(e.wd), nil
+			}
+		}
+		return nil, err
+	}
+	return results.Open(root), nil
+}
+
+// resolveRef loads the runs a command-line reference names, with hints
+// for the ways it goes wrong.
+func (e *env) resolveRef(store *results.Store, ref string) (*results.Selection, error) {
+	sel, err := store.Resolve(context.Background(), ref)
+	if err == nil {
+		return sel, nil
+	}
+	_, kind, rev := results.ParseRef(ref)
+	var le *results.LoadError
+	switch {
+	case errors.Is(err, results.ErrNotRepository):
+		return nil, withHint(err, "ID@REV reads results from git history; the module must be in a git repository")
+	case errors.As(err, &le) && errors.Is(err, results.ErrNotFound):
+		return nil, withHint(err, "check the path; 'rigor results' lists the recorded runs with their ids")
+	case errors.As(err, &le):
+		return nil, withHint(err, "the record is damaged; restore it from git ('git checkout -- FILE') or remove it")
+	case errors.Is(err, results.ErrNotFound) && rev != "":
+		return nil, withHint(err, "'git log -- "+results.Dir+"/' shows the revisions that recorded runs; 'rigor log ID' shows an experiment's runs")
+	case errors.Is(err, results.ErrNotFound) && kind == results.RefRun:
+		return nil, withHint(err, "'rigor results' lists the recorded runs with their ids")
+	case errors.Is(err, results.ErrNotFound):
+		hints := []string{"'rigor run " + strings.SplitN(ref, "[", 2)[0] + "' records a run; 'rigor results' lists what is recorded"}
+		if sel != nil && len(sel.Warnings) > 0 {
+			e.warn(sel.Warnings)
+		}
+		return nil, withHint(err, hints...)
+	}
+	return nil, err
+}
+
+// warn prints non-fatal problems to stderr.
+func (e *env) warn(errs []error) {
+	for _, w := range errs {
+		fmt.Fprintf(e.stderr, "rigor: warning: %v\n", w)
+	}
+}
+
+// sideRuns turns a selection into a side: the latest run of each point
+// unless all is set.
+func sideRuns(sel *results.Selection, all bool) compare.Side {
+	runs := sel.Runs
+	if !all && (sel.Kind == results.RefExperiment || sel.Kind == results.RefPoint) {
+		runs = results.LatestPerPoint(runs)
+	}
+	side := compare.Side{Label: sel.Ref, Runs: make([]results.Run, len(runs))}
+	for i, r := range runs {
+		side.Runs[i] = *r
+	}
+	return side
+}
+
+// textWidth is the width text output wraps at: the terminal's, else 100.
+func textWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 40 {
+			return cols
+		}
+	}
+	return 100
+}
+
+func (c *diffCmd) Run(e *env) error {
+	store, err := e.openStore(c.A, c.B)
+	if err != nil {
+		return err
+	}
+	a, err := e.resolveRef(store, c.A)
+	if err != nil {
+		return err
+	}
+	b, err := e.resolveRef(store, c.B)
+	if err != nil {
+		return err
+	}
+	e.warn(a.Warnings)
+	e.warn(b.Warnings)
+	if !(c.Alpha > 0 && c.Alpha < 1) {
+		return fmt.Errorf("--alpha %g: want a level between 0 and 1, e.g. 0.05", c.Alpha)
+	}
+	opts := compare.Options{Alpha: c.Alpha, Center: compare.Center(c.Center), Strict: c.Strict, IncludeIncomplete: c.Incomplete}
+	rep, cerr := compare.Compare(sideRuns(a, c.All), sideRuns(b, c.All), opts)
+	if rep == nil {
+		return cerr
+	}
+	switch c.Format {
+	case "markdown":
+		err = compare.WriteMarkdown(e.stdout, rep)
+	case "csv":
+		err = compare.WriteCSV(e.stdout, rep)
+		// CSV holds the tables only: the warnings go to stderr.
+		for _, w := range rep.Warnings {
+			fmt.Fprintf(e.stderr, "rigor: warning: %v\n", w)
+		}
+	case "json":
+		err = compare.WriteJSON(e.stdout, rep)
+	default:
+		err = compare.WriteText(e.stdout, rep, textWidth(e.stdout))
+	}
+	if err != nil {
+		return err
+	}
+	if cerr != nil {
+		if errors.Is(cerr, compare.ErrIncomparable) {
+			return withHint(cerr, "compare runs of the same rig and model, or drop --strict to compare anyway")
+		}
+		return cerr
+	}
+	if c.FailOnRegression.On {
+		if rows := rep.Regressions(c.FailOnRegression.Percent); len(rows) > 0 {
+			return &regressionError{rows: rows, percent: c.FailOnRegression.Percent}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rigorbench/rigor/internal/compare"
+	"github.com/rigorbench/rigor/internal/results"
+)
+
+type resultsCmd struct {
+	ID   string `arg:"" optional:"" name:"id" help:"An experiment, point or run id (optionally @REV); all runs when omitted."`
+	JSON bool   `help:"Print the runs as JSON."`
+}
+
+func (resultsCmd) Help() string {
+	return `Lists recorded runs, newest last: run id, point, start date (UTC), status,
+engine commit, and the key metric's mean (tokSOut, else tokSPrompt, else the
+first metric) with its sample count. Records that cannot be read are left
+out with a warning naming the file.
+
+Examples:
+  rigor results
+  rigor results minimax-m27-b70/baseline
+  rigor results 'minimax-m27-b70/ubSweep[ub=16]' --json
+  rigor results minimax-m27-b70/baseline@HEAD~3`
+}
+
+// resultRow is one line of rigor results, and its JSON form.
+type resultRow struct {
+	ID         string     `json:"id"`
+	Experiment string     `json:"experiment"`
+	Point      string     `json:"point"`
+	Start      time.Time  `json:"start"`
+	Status     string     `json:"status"`
+	Error      string     `json:"error,omitempty"`
+	Commit     string     `json:"engineCommit,omitempty"`
+	Rig        string     `json:"rig,omitempty"`
+	Metric     *keyMetric `json:"metric,omitempty"`
+	Path       string     `json:"path,omitempty"`
+}
+
+type keyMetric struct {
+	Key  string  `json:"key"`
+	Unit string  `json:"unit,omitempty"`
+	Mean float64 `json:"mean"`
+	N    int     `json:"n"`
+}
+
+func (c *resultsCmd) Run(e *env) error {
+	store, err := e.openStore()
+	if err != nil {
+		return err
+	}
+	var runs []*results.Run
+	if c.ID == "" {
+		var warnings []error
+		runs, warnings, err = store.List(results.Filter{})
+		if err != nil {
+			return err
+		}
+		e.warn(warnings)
+	} else {
+		sel, err := e.resolveRef(store, c.ID)
+		if err != nil {
+			return err
+		}
+		e.warn(sel.Warnings)
+		runs = sel.Runs
+	}
+	rows := make([]resultRow, 0, len(runs))
+	for _, r := range runs {
+		row := resultRow{ID: r.ID, Experiment: r.Experiment, Point: r.Point, Start: r.Start.UTC(), Status: r.Status,
+			Error: r.Error, Commit: shortCommit(r.Engine), Metric: pickMetric(r)}
+		if r.Rig != nil {
+			row.Rig = r.Rig.AcceleratorModelName
+			if r.Rig.AcceleratorsPerNode > 1 {
+				row.Rig = fmt.Sprintf("%d× %s", r.Rig.AcceleratorsPerNode, row.Rig)
+			}
+		}
+		if c.ID == "" || !strings.Contains(c.ID, "@") {
+			if rel, err := filepath.Rel(store.Root, store.RecordPath(r.Experiment, r.ID)); err == nil {
+				row.Path = filepath.ToSlash(rel)
+			}
+		}
+		rows = append(rows, row)
+	}
+	if c.JSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(e.stderr, "rigor: no runs recorded in %s/ yet ('rigor run ID' records one)\n", results.Dir)
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPOINT\tSTART (UTC)\tSTATUS\tCOMMIT\tMETRIC")
+	for _, r := range rows {
+		m := "-"
+		if r.Metric != nil {
+			m = fmt.Sprintf("%s %s %s (n=%d)", r.Metric.Key, formatNum(r.Metric.Mean), r.Metric.Unit, r.Metric.N)
+		}
+		commit := r.Commit
+		if commit == "" {
+			commit = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Point, r.Start.Format("2006-01-02 15:04"), r.Status, commit, m)
+	}
+	return tw.Flush()
+}
+
+// shortCommit is the engine commit shortened to 7 digits, else the
+// requested ref, else the version.
+func shortCommit(en results.Engine) string {
+	switch {
+	case len(en.Commit) >= 7:
+		return en.Commit[:7]
+	case en.Commit != "":
+		return en.Commit
+	case en.Ref != "":
+		return en.Ref
+	}
+	return en.Version
+}
+
+// pickMetric returns the run's key metric: tokSOut, else tokSPrompt, else
+// the first one, as the mean of its samples (the value when it has none).
+func pickMetric(r *results.Run) *keyMetric {
+	var m *results.Metric
+	for _, name := range []string{"tokSOut", "tokSPrompt"} {
+		for i := range r.Metrics {
+			if r.Metrics[i].Name == name {
+				m = &r.Metrics[i]
+				break
+			}
+		}
+		if m != nil {
+			break
+		}
+	}
+	if m == nil && len(r.Metrics) > 0 {
+		m = &r.Metrics[0]
+	}
+	if m == nil {
+		return nil
+	}
+	k := &keyMetric{Key: m.Key(), Unit: m.Unit, Mean: m.Value, N: 1}
+	if len(m.Samples) > 0 {
+		k.Mean, k.N = compare.Mean(m.Samples), len(m.Samples)
+	}
+	return k
+}
+
+// formatNum prints a value with four significant digits, as the diff
+// tables do.
+func formatNum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.*f", max(0, 3-int(math.Floor(math.Log10(math.Abs(v)+1e-300)))), v), "0"), ".")
+}
