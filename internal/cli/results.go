@@ -124,9 +124,18 @@ func shortCommit(en results.Engine) string {
 	case en.Commit != "":
 		return en.Commit
 	case en.Ref != "":
-		return en.Ref
+		return cut(en.Ref, 12)
 	}
-	return en.Version
+	return cut(en.Version, 12)
+}
+
+// cut shortens s to n runes with an ellipsis.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // pickMetric returns the run's key metric: tokSOut, else tokSPrompt, else
@@ -157,11 +166,12 @@ func pickMetric(r *results.Run) *keyMetric {
 	return k
 }
 
-// formatNum prints a value with four significant digits, as the diff
-// tables do.
+// formatNum prints a value with four significant digits (two decimals at
+// least below 1000), as the diff tables do.
 func formatNum(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v == 0 {
 		return fmt.Sprint(v)
 	}
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.*f", max(0, 3-int(math.Floor(math.Log10(math.Abs(v)+1e-300)))), v), "0"), ".")
+	digits := 3 - int(math.Floor(math.Log10(math.Abs(v))))
+	return fmt.Sprintf("%.*f", max(0, digits), v)
 }

@@ -4,7 +4,9 @@ package compare
 // can be diffed as generic trees:
 //
 //   - the effective spec (Run.Spec, any JSON object), with its own paths:
-//     flags.nkvo, env.GGML_SYCL_…, bench.r, model.quant;
+//     flags.nkvo, env.GGML_SYCL_…, bench.r, model.quant; its
+//     documentation fields (description, notes, labels, tags) are left
+//     out;
 //   - what the lock resolved, as the record holds it, under lock.:
 //     lock.engine.commit, lock.engine.patches[0], lock.model.revision,
 //     lock.model.files."x.gguf".sha256;
@@ -143,11 +145,22 @@ func flattenJSON(raw json.RawMessage) []leaf {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return []leaf{{"spec", quote(string(raw))}}
 	}
+	if m, ok := v.(map[string]any); ok {
+		for k := range docFields {
+			delete(m, k)
+		}
+	}
 	var out []leaf
 	flattenValue("", v, &out)
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out
 }
+
+// docFields are the spec's top-level fields that document an experiment
+// rather than configure it: a reworded description is not a change of
+// configuration, and listing it would bury the one that is (seed 000:
+// flags.nkvo).
+var docFields = map[string]bool{"description": true, "notes": true, "labels": true, "tags": true}
 
 func flattenValue(path string, v any, out *[]leaf) {
 	switch x := v.(type) {

@@ -198,8 +198,10 @@ func TestConfigDiff(t *testing.T) {
 	run := func(spec string) results.Run {
 		return results.Run{ID: "r", Status: "ok", Spec: json.RawMessage(spec)}
 	}
-	a := run(`{"flags":{"nkvo":1,"ub":32},"env":{},"extraArgs":["-no-mmad","0"],"model":{"files":["a.gguf"]},"ot":[{"re":"exps","dev":"CPU"}]}`)
-	b := run(`{"flags":{"nkvo":0,"ub":32.0},"env":{"FOO":"1","A B":"x"},"extraArgs":["-no-mmad","1"],"model":{"files":["a.gguf"]},"ot":[{"re":"exps","dev":"SYCL0"}]}`)
+	// The documentation fields (description, notes, labels, tags) differ
+	// too and must not be listed.
+	a := run(`{"description":"baseline","labels":["a"],"flags":{"nkvo":1,"ub":32},"env":{},"extraArgs":["-no-mmad","0"],"model":{"files":["a.gguf"]},"ot":[{"re":"exps","dev":"CPU"}]}`)
+	b := run(`{"description":"offload","notes":"n","tags":["x"],"flags":{"nkvo":0,"ub":32.0},"env":{"FOO":"1","A B":"x"},"extraArgs":["-no-mmad","1"],"model":{"files":["a.gguf"]},"ot":[{"re":"exps","dev":"SYCL0"}]}`)
 	rep, err := Compare(Side{"a", []results.Run{a}}, Side{"b", []results.Run{b}}, Options{})
 	if err != nil {
 		t.Fatal(err)

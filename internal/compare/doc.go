@@ -99,7 +99,8 @@
 //     flags.nkvo, env.GGML_SYCL_DISABLE_OPT, bench.r, model.quant,
 //     extraArgs. Keys that are not identifiers are quoted (env."A B").
 //     Arrays of scalars are one leaf; arrays holding objects are diffed by
-//     index (ot[0].dev).
+//     index (ot[0].dev). The top-level fields that document rather than
+//     configure (description, notes, labels, tags) are left out.
 //   - lock: what the lock resolved, as the record holds it:
 //     lock.engine.{family,source,ref,commit,version,buildId,backend},
 //     lock.engine.patches[i] ("path sha256:…"),
