@@ -202,6 +202,26 @@ func (e *InputError) Hint() string {
 	if errors.As(e.Err, &h) {
 		return h.Hint()
 	}
+	var (
+		amb *gitsrc.AmbiguousError
+		ref *gitsrc.RefNotFoundError
+		unr *gitsrc.UnreachableError
+		tmo *gitsrc.TimeoutError
+		pe  *gitsrc.PatchError
+		nm  *gitsrc.NoMirrorError
+	)
+	switch {
+	case errors.As(e.Err, &amb):
+		return "write more digits of the commit, or all 40"
+	case errors.As(e.Err, &ref):
+		return "list the remote's branches and tags with 'git ls-remote " + ref.URL + "'"
+	case errors.As(e.Err, &unr), errors.As(e.Err, &tmo):
+		return "check the network and the engine's git URL; with a git mirror in the cache, 'rigor lock --offline' works without it"
+	case errors.As(e.Err, &pe):
+		return "regenerate the patch against the locked commit, or pin the commit it was made for"
+	case errors.As(e.Err, &nm):
+		return "run 'rigor lock' once with the network to fill the cache"
+	}
 	return ""
 }
 
