@@ -150,20 +150,22 @@ func (r *Runner) prepareEngine(ctx context.Context, x *spec.Experiment, entry *l
 		for _, pl := range el.Patches {
 			patches = append(patches, llamacpp.PatchInput{Path: filepath.Join(r.Root, filepath.FromSlash(pl.Path)), SHA256: pl.SHA256})
 		}
-		r.say("building %s at %s", s.Engine.Family, short(el.Commit))
-		b, err := llamacpp.Build(ctx, llamacpp.BuildOptions{
+		bo := llamacpp.BuildOptions{
 			Cache: r.Cache, URL: r.gitURL(src.Git), Commit: el.Commit, Patches: patches,
 			Recipe: s.Engine.Build, Fork: s.Engine.Family, RPC: s.Engine.RPC != nil,
 			Offline: r.Offline, Progress: r.BuildProgress, Log: r.BuildLog,
-		})
-		if err != nil {
-			return err
+		}
+		b, err := llamacpp.LookupBuild(ctx, bo)
+		if err != nil || b == nil {
+			r.say("building %s at %s", s.Engine.Family, short(el.Commit))
+			if b, err = llamacpp.Build(ctx, bo); err != nil {
+				return err
+			}
+		} else {
+			r.say("engine %s at %s: cached build %s", s.Engine.Family, short(el.Commit), short(b.ID))
 		}
 		p.Inputs.BinDir = b.BinDir
 		p.Engine.BuildID = b.ID
-		if b.Cached {
-			r.say("engine build %s (cached)", short(b.ID))
-		}
 	case spec.FamilyNodeLlama:
 		p.Engine.Source = "npm:node-llama-cpp"
 		if el.NPM == nil {
@@ -212,8 +214,10 @@ func (r *Runner) gitURL(u string) string {
 	return r.abs(u)
 }
 
+// abs makes a path of the experiment absolute against the module root.
+// A bare name without a slash stays as it is (a command on PATH).
 func (r *Runner) abs(p string) string {
-	if filepath.IsAbs(p) || !strings.Contains(p, "/") {
+	if p == "" || filepath.IsAbs(p) || !strings.Contains(p, "/") && !strings.Contains(p, ".") {
 		return p
 	}
 	return filepath.Join(r.Root, p)
@@ -223,7 +227,10 @@ func (r *Runner) prepareModel(ctx context.Context, x *spec.Experiment, entry *lo
 	m := entry.Model
 	p.Model = results.Model{HF: m.Requested.HF, Revision: m.Requested.Revision, Commit: m.Commit, Path: m.Requested.Path, Quant: x.Spec.Model.Quant}
 	files := entry.ModelFiles(r.HFCache)
-	p.Inputs.Model = entry.EntryModel(r.HFCache)
+	for i, f := range files {
+		files[i] = r.abs(f)
+	}
+	p.Inputs.Model = r.abs(entry.EntryModel(r.HFCache))
 	if m.Synthetic != nil {
 		path := files[0]
 		if _, err := os.Stat(path); err != nil {
