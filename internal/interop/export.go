@@ -68,11 +68,11 @@ func Export(format string, recs []Record, now time.Time) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := json.MarshalIndent(v, "", "  ")
+		b, err := marshal(v)
 		if err != nil {
 			return nil, err
 		}
-		return scrubSecrets(append(b, '\n'), recs), nil
+		return scrubSecrets(b, recs), nil
 	case ExportMarkdown, ExportCSV, ExportJSON:
 		b, err := table(format, recs)
 		if err != nil {
@@ -359,7 +359,7 @@ func commandSnippet(p results.Process) string {
 var plainWord = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
 
 func shellQuote(s string) string {
-	if s != "" && plainWord.MatchString(s) {
+	if s != "" && plainWord.MatchString(s) || s == results.Redacted {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -581,11 +581,7 @@ func table(format string, recs []Record) ([]byte, error) {
 		if rows == nil {
 			rows = []tableRow{}
 		}
-		out, err := json.MarshalIndent(rows, "", "  ")
-		if err != nil {
-			return nil, err
-		}
-		return append(out, '\n'), nil
+		return marshal(rows)
 	case ExportCSV:
 		w := csv.NewWriter(&b)
 		w.Write([]string{"experiment", "point", "run", "start", "status", "metric", "test", "unit", "direction", "value", "stddev", "n", "samples", "derived", "error"})
@@ -616,3 +612,16 @@ func table(format string, recs []Record) ([]byte, error) {
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// marshal encodes indented JSON without HTML escaping ("<redacted>" stays
+// readable), with a trailing newline.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

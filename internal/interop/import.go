@@ -221,7 +221,14 @@ func Import(file string, data []byte, opts ImportOptions) ([]Imported, error) {
 			return nil, &FileError{File: file, Format: format, Err: fmt.Errorf("two runs would get the id %s", im.Run.ID)}
 		}
 		seen[im.Run.ID] = true
+		secrets := secretValues(im.Run)
 		results.Redact(im.Run)
+		for name, b := range im.Raw {
+			for _, v := range secrets {
+				b = bytes.ReplaceAll(b, []byte(v), []byte(results.Redacted))
+			}
+			im.Raw[name] = tokenLike.ReplaceAll(b, []byte(results.Redacted))
+		}
 	}
 	return out, nil
 }
@@ -531,4 +538,29 @@ func stampOf(paths ...string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// secretValues returns the secret values a run's processes carry (the
+// values [results.Redact] replaces), so that the raw source kept beside
+// the record can be scrubbed of them too.
+func secretValues(r *results.Run) []string {
+	var out []string
+	for _, p := range r.Processes {
+		for k, v := range p.Env {
+			if results.SecretName(k) && len(v) >= 6 && v != results.Redacted {
+				out = append(out, v)
+			}
+		}
+		red := results.RedactArgv(p.Argv)
+		for i, w := range p.Argv {
+			if i < len(red) && red[i] != w && len(w) >= 6 {
+				if _, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "-") {
+					w = v
+				}
+				out = append(out, w)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }
