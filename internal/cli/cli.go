@@ -32,6 +32,10 @@ type cli struct {
 	List listCmd `cmd:"" help:"List experiments and their sweep points."`
 	Show showCmd `cmd:"" help:"Show an experiment's effective configuration and the exact plan a run would execute."`
 	// commands: one line per verb, each defined in its own file.
+	Rig     rigCmd     `cmd:"" help:"Print what this machine is (GPUs, CPU, RAM, OS, compilers), or check it against an experiment's #requires."`
+	Build   buildCmd   `cmd:"" help:"Build a locked experiment's engine into the build cache without running it."`
+	Cache   cacheCmd   `cmd:"" help:"List or prune the engine build cache."`
+	Pull    pullCmd    `cmd:"" help:"Download a locked experiment's model files at the locked commit into the Hugging Face cache."`
 	Run     runCmd     `cmd:"" help:"Run a locked experiment exactly as locked and record every run in git."`
 	Diff    diffCmd    `cmd:"" help:"Compare two experiments, points or runs: configuration diff and metrics with significance."`
 	Log     logCmd     `cmd:"" help:"Show an experiment's runs over time, with drift markers and a tokSOut chart."`

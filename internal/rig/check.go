@@ -3,6 +3,7 @@ package rig
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -67,7 +68,8 @@ func check(req, facts cue.Value, path []string, out *[]Mismatch) {
 		}
 		return
 	}
-	m := Mismatch{Path: strings.Join(path, "."), Want: constraintText(req), Pos: req.Pos()}
+	want, pos := userConstraint(req)
+	m := Mismatch{Path: strings.Join(path, "."), Want: want, Pos: pos}
 	if !facts.Exists() {
 		*out = append(*out, m)
 		return
@@ -80,6 +82,38 @@ func check(req, facts cue.Value, path []string, out *[]Mismatch) {
 	if err := req.Unify(facts).Validate(cue.Concrete(true)); err != nil {
 		*out = append(*out, m)
 	}
+}
+
+// userConstraint returns the text and position of the part of a
+// requirement the experiment wrote: a requirement unified with the schema
+// (`int & >=0` from #Requires, `>=8` from the experiment) shows and points
+// at the experiment's conjuncts, not at the schema in cue.mod/.
+func userConstraint(v cue.Value) (string, token.Pos) {
+	if op, args := v.Expr(); op == cue.AndOp {
+		var texts []string
+		var pos token.Pos
+		for _, a := range args {
+			p := a.Pos()
+			if isSchemaPos(p) {
+				continue
+			}
+			texts = append(texts, constraintText(a))
+			if !pos.IsValid() {
+				pos = p
+			}
+		}
+		if len(texts) > 0 {
+			return strings.Join(texts, " & "), pos
+		}
+	}
+	return constraintText(v), v.Pos()
+}
+
+// isSchemaPos reports whether p is in a module's dependencies (cue.mod/),
+// where rigor's schema is overlaid.
+func isSchemaPos(p token.Pos) bool {
+	f := filepath.ToSlash(p.Filename())
+	return strings.Contains(f, "/cue.mod/") || strings.HasPrefix(f, "cue.mod/")
 }
 
 // constraintText renders a constraint as written: JSON for a concrete

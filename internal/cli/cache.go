@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rigorbench/rigor/engine/llamacpp"
+	"github.com/rigorbench/rigor/internal/buildcache"
+	"github.com/rigorbench/rigor/internal/gitsrc"
+	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+type cacheCmd struct {
+	List  cacheListCmd  `cmd:"" default:"withargs" help:"List the engine builds in the cache."`
+	Prune cachePruneCmd `cmd:"" help:"Remove incomplete builds and builds no lockfile uses."`
+}
+
+func (cacheCmd) Help() string {
+	return `Lists and prunes rigor's engine build cache (<cache>/builds, where
+<cache> is $RIGOR_CACHE, else $XDG_CACHE_HOME/rigor, else ~/.cache/rigor).
+Each build is listed with its id, state (complete, building, incomplete,
+failed), size and inputs. prune removes incomplete builds, the logs of
+failed ones, and complete builds that no lockfile of the module uses on
+this machine; --all removes every build; --dry-run only lists them.
+
+Examples:
+  rigor cache
+  rigor cache list --json
+  rigor cache prune --dry-run
+  rigor cache prune --all`
+}
+
+type cacheListCmd struct {
+	JSON bool `help:"Print the entries as JSON."`
+}
+
+func (c *cacheListCmd) Run(e *env) error {
+	items, err := buildCache().List(context.Background())
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeCacheJSON(e.stdout, items)
+	}
+	if len(items) == 0 {
+		fmt.Fprintf(e.stderr, "rigor: no builds in %s\n", buildCache().Dir())
+		return nil
+	}
+	printCacheItems(e.stdout, items)
+	return nil
+}
+
+type cachePruneCmd struct {
+	All    bool `help:"Remove every build, used or not (never one that is running)."`
+	DryRun bool `help:"List what would be removed; remove nothing."`
+	JSON   bool `help:"Print the removed entries as JSON."`
+}
+
+func (c *cachePruneCmd) Run(e *env) error {
+	opts := buildcache.PruneOptions{All: c.All, DryRun: c.DryRun}
+	if !c.All {
+		used, err := e.usedBuilds()
+		if err != nil {
+			return err
+		}
+		opts.Used = func(key string) bool { return used[key] }
+	}
+	removed, err := buildCache().Prune(context.Background(), opts)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeCacheJSON(e.stdout, removed)
+	}
+	var size int64
+	for _, it := range removed {
+		size += it.Size
+	}
+	verb := "removed"
+	if c.DryRun {
+		verb = "would remove"
+	}
+	printCacheItems(e.stdout, removed)
+	fmt.Fprintf(e.stderr, "rigor: %s %d %s, %s\n", verb, len(removed), plural(len(removed), "entry", "entries"), humanBytes(size))
+	return nil
+}
+
+// usedBuilds returns the build ids the module's lockfiles use on this
+// machine: the key each locked llama.cpp-family experiment would build.
+func (e *env) usedBuilds() (map[string]bool, error) {
+	set, err := e.loadSet(nil)
+	if err != nil {
+		if errors.Is(err, spec.ErrNoModule) {
+			return nil, withHint(err, "prune keeps the builds a module's lockfiles use, so it runs inside a module; 'rigor cache prune --all' needs none")
+		}
+		return nil, err
+	}
+	used := map[string]bool{}
+	files := map[string]*lock.File{}
+	for _, x := range set.Experiments {
+		if x.Broken {
+			continue
+		}
+		f, ok := files[x.Package]
+		if !ok {
+			f, _ = lock.Read(set.Root, x.Package)
+			files[x.Package] = f
+		}
+		if f == nil || f.Experiments[x.ID] == nil || f.Experiments[x.ID].Engine.Commit == "" {
+			continue
+		}
+		opts, err := buildOptionsOf(set.Root, x, f.Experiments[x.ID])
+		if err != nil {
+			continue
+		}
+		in, _, err := llamacpp.BuildInputs(context.Background(), opts)
+		if err != nil {
+			continue
+		}
+		used[in.Key()] = true
+	}
+	return used, nil
+}
+
+func buildCache() buildcache.Cache { return buildcache.Cache{Root: gitsrc.CacheDir()} }
+
+func writeCacheJSON(w io.Writer, items []buildcache.Item) error {
+	if items == nil {
+		items = []buildcache.Item{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(items)
+}
+
+// printCacheItems prints one line per entry: id, state, size, engine,
+// commit, patches, backend and creation time.
+func printCacheItems(w io.Writer, items []buildcache.Item) {
+	if len(items) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tSIZE\tENGINE\tCOMMIT\tPATCHES\tBACKEND\tCREATED")
+	for _, it := range items {
+		engine, commit, patches, backend, created := "-", "-", "-", "-", "-"
+		if it.Entry != nil {
+			in := it.Entry.Inputs
+			engine, commit, patches = in.Engine, shortHex(in.Commit), fmt.Sprint(len(in.Patches))
+			backend = recipeBackend(in.Recipe)
+			created = it.Entry.Created.Format("2006-01-02 15:04")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Key[:12], it.State, humanBytes(it.Size), engine, commit, patches, backend, created)
+	}
+	tw.Flush()
+}
+
+func shortHex(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// recipeBackend names the GGML backends a recipe enables, "cpu" if none.
+func recipeBackend(raw json.RawMessage) string {
+	var r llamacpp.Recipe
+	if json.Unmarshal(raw, &r) != nil {
+		return "?"
+	}
+	var out []string
+	for _, a := range r.Configure {
+		for _, b := range []string{"CUDA", "SYCL", "VULKAN", "HIP", "METAL"} {
+			if a == "-DGGML_"+b+"=ON" {
+				out = append(out, strings.ToLower(b))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return "cpu"
+	}
+	return strings.Join(out, "+")
+}
+
+// humanBytes renders a size as "0 B", "12.3 MB", "1.2 GB".
+func humanBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}
