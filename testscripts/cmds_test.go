@@ -2,6 +2,8 @@ package testscripts
 
 import (
 	"fmt"
+	"net"
+	"time"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,6 +24,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	// survivors DIR: fail when any process whose program lives under DIR
 	// is still running (rigor must leave no worker behind).
 	"survivors": survivors,
+	// waitport HOST:PORT SECONDS: wait until something accepts connections.
+	"waitport": waitport,
 	// testengine DIR [--ik] [--patches PDIR]: a small llama.cpp-shaped
 	// engine source tree as a git repository (engine/llamacpp/testengine).
 	"testengine": testengine.Cmd,
@@ -58,4 +62,21 @@ func survivors(ts *testscript.TestScript, neg bool, args []string) {
 	if len(alive) > 0 {
 		ts.Fatalf("processes left behind:\n%s", strings.Join(alive, "\n"))
 	}
+}
+
+func waitport(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: waitport HOST:PORT SECONDS")
+	}
+	secs, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(time.Duration(secs) * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", args[0], time.Second); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ts.Fatalf("nothing accepted connections on %s within %ss", args[0], args[1])
 }
