@@ -3,11 +3,11 @@ package testscripts
 import (
 	"fmt"
 	"net"
-	"time"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
