@@ -297,11 +297,11 @@ func (r *Resolver) engine(ctx context.Context, x *spec.Experiment, old *EngineLo
 		}
 		el.NPM, el.Version = n, n.Version
 	case "path":
-		files, err := r.prebuilt(src.Path)
+		files, shown, err := r.prebuilt(src.Path)
 		if err != nil {
 			return fail(InputEngine, err)
 		}
-		bins, err := r.hashFiles(ctx, files, files)
+		bins, err := r.hashFiles(ctx, files, shown)
 		if err != nil {
 			return fail(InputEngine, err)
 		}
@@ -447,43 +447,49 @@ func (e *rewritten) Error() string { return e.msg }
 func (e *rewritten) Unwrap() error { return e.err }
 
 // prebuilt lists the files of a path source: the regular files of a
-// directory, a file, or an executable found on PATH.
-func (r *Resolver) prebuilt(p string) ([]string, error) {
+// directory, a file, or an executable found on PATH. It returns their
+// absolute paths and the paths a lock shows: relative to the module root
+// as the experiment wrote them, absolute for what PATH found.
+func (r *Resolver) prebuilt(p string) (files, shown []string, err error) {
 	if !strings.ContainsRune(p, '/') && !strings.ContainsRune(p, filepath.Separator) {
 		if _, err := os.Stat(r.abs(p)); err != nil {
 			exe, err := lookPath(p)
 			if err != nil {
-				return nil, fmt.Errorf("engine executable %q is not on PATH", p)
+				return nil, nil, fmt.Errorf("engine executable %q is not on PATH", p)
 			}
-			return []string{exe}, nil
+			exe, err = filepath.Abs(exe)
+			if err != nil {
+				return nil, nil, err
+			}
+			return []string{exe}, []string{exe}, nil
 		}
 	}
 	a := r.abs(p)
 	fi, err := os.Stat(a)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("engine path %s does not exist", p)
+		return nil, nil, fmt.Errorf("engine path %s does not exist", p)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("engine path %s: %w", p, err)
+		return nil, nil, fmt.Errorf("engine path %s: %w", p, err)
 	}
 	if !fi.IsDir() {
-		return []string{a}, nil
+		return []string{a}, []string{p}, nil
 	}
 	ents, err := os.ReadDir(a)
 	if err != nil {
-		return nil, fmt.Errorf("engine path %s: %w", p, err)
+		return nil, nil, fmt.Errorf("engine path %s: %w", p, err)
 	}
-	var out []string
 	for _, d := range ents {
 		full := filepath.Join(a, d.Name())
 		if st, err := os.Stat(full); err == nil && st.Mode().IsRegular() && !strings.HasPrefix(d.Name(), ".") {
-			out = append(out, full)
+			files = append(files, full)
+			shown = append(shown, path.Join(filepath.ToSlash(p), d.Name()))
 		}
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("engine path %s holds no files", p)
+	if len(files) == 0 {
+		return nil, nil, fmt.Errorf("engine path %s holds no files", p)
 	}
-	return out, nil
+	return files, shown, nil
 }
 
 // python finds the interpreter of a python source: an interpreter path or
