@@ -264,7 +264,8 @@ func jsonError(name string, b []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		line, col := lineCol(b, int(se.Offset))
+		// Offset counts the bytes read, the offending one included.
+		line, col := lineCol(b, int(se.Offset)-1)
 		return &ParseError{File: name, Line: line, Col: col, Msg: "invalid JSON: " + se.Error()}
 	case errors.As(err, &te):
 		line, col := lineCol(b, int(te.Offset))

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os/exec"
 	"strings"
 
@@ -114,7 +115,7 @@ func (r *Resolver) npmView(ctx context.Context, pkg, ver string) (*NPMLock, erro
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		runErr := cmd.Run()
-		if errors.Is(runErr, exec.ErrNotFound) {
+		if errors.Is(runErr, exec.ErrNotFound) || errors.Is(runErr, fs.ErrNotExist) {
 			return nil, &NPMError{Package: pkg, Version: ver, Missing: true}
 		}
 		if ctx.Err() != nil {
