@@ -158,7 +158,7 @@ func (c *showCmd) Run(e *env) error {
 		}
 		fmt.Fprintf(w, "# %s\n", sp.ID)
 		if !c.Plan {
-			fmt.Fprintf(w, "%s\n", formatValue(points[i].Value))
+			fmt.Fprintf(w, "%s\n", formatJSON(points[i].CanonicalJSON))
 			for _, line := range strings.Split(out.Requires, "\n") {
 				if line != "" {
 					fmt.Fprintf(w, "#requires: %s\n", line)
@@ -191,13 +191,10 @@ func writePlan(w io.Writer, plan *engine.Plan) {
 	}
 }
 
-// formatValue renders a concrete CUE value as CUE source, in its field
-// order, without docs, attributes or empty lists and structs.
-func formatValue(v cue.Value) string {
-	b, err := v.MarshalJSON()
-	if err != nil {
-		return fmt.Sprint(v)
-	}
+// formatJSON renders a point's canonical JSON (sorted keys, so the output
+// does not depend on how the files are laid out) as CUE source, without
+// empty lists and structs.
+func formatJSON(b []byte) string {
 	expr, err := cuejson.Extract("config", b)
 	if err != nil {
 		return string(b)
