@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -84,6 +85,9 @@ func (g *regressionGate) Decode(ctx *kong.DecodeContext) error {
 	}
 	s = strings.TrimSuffix(strings.TrimSpace(s), "%")
 	switch strings.ToLower(s) {
+	case "":
+		g.On = false // an empty RIGOR_FAIL_ON_REGRESSION is unset
+		return nil
 	case "true", "yes":
 		return nil
 	case "false", "no":
@@ -152,6 +156,7 @@ func (e *env) resolveRef(store *results.Store, ref string) (*results.Selection, 
 	if err == nil {
 		return sel, nil
 	}
+	err = e.relErr(err)
 	_, kind, rev := results.ParseRef(ref)
 	var le *results.LoadError
 	switch {
@@ -178,8 +183,20 @@ func (e *env) resolveRef(store *results.Store, ref string) (*results.Selection, 
 // warn prints non-fatal problems to stderr.
 func (e *env) warn(errs []error) {
 	for _, w := range errs {
-		fmt.Fprintf(e.stderr, "rigor: warning: %v\n", w)
+		fmt.Fprintf(e.stderr, "rigor: warning: %v\n", e.relErr(w))
 	}
+}
+
+// relErr shows the file of a record that could not be loaded relative to
+// the working directory, as the user would type it.
+func (e *env) relErr(err error) error {
+	var le *results.LoadError
+	if errors.As(err, &le) && filepath.IsAbs(le.Path) {
+		if rel, rerr := filepath.Rel(e.wd, le.Path); rerr == nil && filepath.IsLocal(rel) {
+			le.Path = rel
+		}
+	}
+	return err
 }
 
 // sideRuns turns a selection into a side: the latest run of each point

@@ -177,6 +177,13 @@ func (r *Report) infinite() bool {
 	return false
 }
 
+// namesExperiment reports whether a side's label is the experiment id,
+// possibly with a point or a revision.
+func namesExperiment(label, exp string) bool {
+	rest, ok := strings.CutPrefix(label, exp)
+	return ok && (rest == "" || rest[0] == '@' || rest[0] == '[')
+}
+
 func sideLine(s SideSummary) string {
 	var b strings.Builder
 	b.WriteString(s.Label)
@@ -199,7 +206,9 @@ func sideLine(s SideSummary) string {
 		}
 	}
 	b.WriteString(")")
-	if len(s.Experiments) > 0 {
+	// The experiments, unless the label already names the only one
+	// ("qwen/base", "qwen/base@HEAD~1", "qwen/sweep[ub=16]").
+	if len(s.Experiments) > 0 && !(len(s.Experiments) == 1 && namesExperiment(s.Label, s.Experiments[0])) {
 		b.WriteString(" " + strings.Join(s.Experiments, ", "))
 	}
 	return b.String()

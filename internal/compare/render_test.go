@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", os.Getenv("RIGOR_UPDATE") != "", "rewrite the golden files under testdata/")
@@ -133,5 +134,23 @@ func TestFormatting(t *testing.T) {
 	}
 	if got := sparkline([]float64{1, 1, 8, 8}, 1, 8, 2); got != "▁█" {
 		t.Errorf("sparkline downsampled = %q", got)
+	}
+}
+
+func TestSideLine_experimentNamedByLabel(t *testing.T) {
+	day := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		label, exp, want string
+	}{
+		{"qwen/base", "qwen/base", "qwen/base (1 run, 2026-06-01)"},
+		{"qwen/base@HEAD~1", "qwen/base", "qwen/base@HEAD~1 (1 run, 2026-06-01)"},
+		{"qwen/s[ub=16]", "qwen/s", "qwen/s[ub=16] (1 run, 2026-06-01)"},
+		{"qwen/basement", "qwen/base", "qwen/basement (1 run, 2026-06-01) qwen/base"},
+		{"baseline", "m/baseline", "baseline (1 run, 2026-06-01) m/baseline"},
+	} {
+		s := SideSummary{Label: c.label, Runs: 1, Used: 1, Points: 1, Experiments: []string{c.exp}, First: day, Last: day}
+		if got := sideLine(s); got != c.want {
+			t.Errorf("sideLine(label %q, experiment %q) = %q, want %q", c.label, c.exp, got, c.want)
+		}
 	}
 }

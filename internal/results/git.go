@@ -70,7 +70,7 @@ type repo struct {
 func (s *Store) openRepo() (*repo, error) {
 	r, err := git.PlainOpenWithOptions(s.Root, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 	if errors.Is(err, git.ErrRepositoryNotExists) {
-		return nil, fmt.Errorf("%s is %w", s.Dir, ErrNotRepository)
+		return nil, fmt.Errorf("%s: %w", s.Dir, ErrNotRepository)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the git repository of %s: %w", s.Dir, err)
@@ -717,7 +717,7 @@ func (s *Store) LoadFileAt(ctx context.Context, rev, file string) (*Run, error) 
 	}
 	f, err := t.File(rel)
 	if err != nil {
-		return nil, &LoadError{Path: rel + "@" + rev, Err: fmt.Errorf("not in revision %s: %w", rev, ErrNotFound)}
+		return nil, &LoadError{Path: rel + "@" + rev, Err: notFound("not in revision %s", rev)}
 	}
 	return blobRun(g, f.Hash, rel+"@"+rev)
 }
@@ -733,7 +733,7 @@ func (s *Store) FindAt(ctx context.Context, rev, id string) (*Run, error) {
 	}
 	root, err := t.Tree(dir)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: no %s/ at %s: %w", id, dir, rev, ErrNotFound)
+		return nil, notFound("run %s: no %s/ at %s", id, dir, rev)
 	}
 	var found []string
 	var hash plumbing.Hash
@@ -754,7 +754,7 @@ func (s *Store) FindAt(ctx context.Context, rev, id string) (*Run, error) {
 	}
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("run %s: no record %s.json under %s/ at %s: %w", id, id, dir, rev, ErrNotFound)
+		return nil, notFound("run %s: no record %s.json under %s/ at %s", id, id, dir, rev)
 	case 1:
 		return blobRun(g, hash, found[0]+"@"+rev)
 	}

@@ -32,7 +32,7 @@ var ErrTruncated = errors.New("truncated")
 
 // ErrSchema is wrapped by a [LoadError] for a record without a schema
 // version this rigor knows.
-var ErrSchema = errors.New("unsupported schema")
+var ErrSchema = errors.New("unsupported schema version")
 
 // Load reads and decodes a record file. Errors are *[LoadError]s naming
 // the file; a missing file wraps [ErrNotFound] as well as fs.ErrNotExist.
@@ -40,7 +40,7 @@ func Load(path string) (*Run, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, &LoadError{Path: path, Err: fmt.Errorf("no such file: %w", errors.Join(ErrNotFound, os.ErrNotExist))}
+			return nil, &LoadError{Path: path, Err: &kindError{msg: "no such file", kinds: []error{ErrNotFound, os.ErrNotExist}}}
 		}
 		return nil, &LoadError{Path: path, Err: err}
 	}
@@ -99,9 +99,9 @@ func Decode(data []byte) (*Run, error) {
 func check(r *Run) error {
 	switch {
 	case r.Schema == 0:
-		return fmt.Errorf("%w: no \"schema\" field (not a rigor run record?)", ErrSchema)
+		return &kindError{msg: `no "schema" field: not a rigor run record`, kinds: []error{ErrSchema}}
 	case r.Schema < 0 || r.Schema > SchemaVersion:
-		return fmt.Errorf("%w: schema %d; this rigor reads schema %d (upgrade rigor)", ErrSchema, r.Schema, SchemaVersion)
+		return fmt.Errorf("%w %d: this rigor reads schema %d; upgrade rigor", ErrSchema, r.Schema, SchemaVersion)
 	case r.ID == "":
 		return errors.New(`missing "id"`)
 	case r.Experiment == "":

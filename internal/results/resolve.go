@@ -2,7 +2,6 @@ package results
 
 import (
 	"context"
-	"fmt"
 	"strings"
 )
 
@@ -82,7 +81,7 @@ func (s *Store) Resolve(ctx context.Context, ref string) (*Selection, error) {
 		sel.Runs = []*Run{r}
 	case RefRun:
 		if !IsRunID(id) {
-			return nil, fmt.Errorf("%q is neither a run id (like 20260508T032753Z-3f9a) nor an experiment id (like dir/name): %w", id, ErrNotFound)
+			return nil, notFound("%q is neither a run id (like 20260508T032753Z-3f9a) nor an experiment id (like dir/name)", id)
 		}
 		var r *Run
 		var err error
@@ -127,9 +126,9 @@ func (s *Store) Resolve(ctx context.Context, ref string) (*Selection, error) {
 				what = "loadable runs"
 			}
 			if kind == RefPoint {
-				return sel, fmt.Errorf("no recorded %s of point %s%s: %w", what, id, at, ErrNotFound)
+				return sel, notFound("no recorded %s of point %s%s", what, id, at)
 			}
-			return sel, fmt.Errorf("no recorded %s of %s in %s/%s%s: %w", what, id, Dir, id, at, ErrNotFound)
+			return sel, notFound("no recorded %s of %s in %s/%s/%s", what, id, Dir, id, at)
 		}
 	}
 	return sel, nil

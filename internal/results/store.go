@@ -24,6 +24,29 @@ const Dir = "results"
 // record file does not exist.
 var ErrNotFound = errors.New("not found")
 
+// kindError is an error whose message reads on its own and which also
+// matches sentinels: errors.Is(err, ErrNotFound) without ": not found"
+// tacked onto the message.
+type kindError struct {
+	msg   string
+	kinds []error
+}
+
+func (e *kindError) Error() string { return e.msg }
+
+func (e *kindError) Is(target error) bool {
+	for _, k := range e.kinds {
+		if k == target {
+			return true
+		}
+	}
+	return false
+}
+
+func notFound(format string, args ...any) error {
+	return &kindError{msg: fmt.Sprintf(format, args...), kinds: []error{ErrNotFound}}
+}
+
 // ErrExists is returned (wrapped) by [Store.Write] when a record with the
 // run's id already exists: records are never overwritten.
 var ErrExists = errors.New("record already exists")
@@ -436,7 +459,7 @@ func (s *Store) Find(id string) (string, error) {
 	}
 	switch len(found) {
 	case 0:
-		return "", fmt.Errorf("run %s: no record %s.json under %s: %w", id, id, s.Dir, ErrNotFound)
+		return "", notFound("run %s: no record %s.json under %s/", id, id, Dir)
 	case 1:
 		return found[0], nil
 	}
