@@ -322,7 +322,7 @@ func WriteLogText(w io.Writer, h *History, width int) error {
 		g.right = append(g.right, true, false, true)
 	}
 	g.rows = append(g.rows, head)
-	drift := map[int]string{}
+	drift, failure := map[int]string{}, map[int]string{}
 	for i, e := range h.Entries {
 		date := ""
 		if !e.Start.IsZero() {
@@ -353,6 +353,9 @@ func WriteLogText(w io.Writer, h *History, width int) error {
 			}
 			drift[i+1] = wrap("  ▲ drift: "+strings.Join(parts, "; "), width, 12)
 		}
+		if e.Status != results.StatusOK && e.Error != "" {
+			failure[i+1] = wrap("  ✗ "+e.Status+": "+e.Error, width, 6)
+		}
 	}
 	wd := g.widths()
 	for i, row := range g.rows {
@@ -360,6 +363,9 @@ func WriteLogText(w io.Writer, h *History, width int) error {
 			b.WriteString(d + "\n")
 		}
 		b.WriteString(g.line(row, wd) + "\n")
+		if f, ok := failure[i]; ok {
+			b.WriteString(f + "\n")
+		}
 	}
 	if len(h.Metrics) > len(metrics) {
 		fmt.Fprintf(&b, "(%d more metrics in --json)\n", len(h.Metrics)-len(metrics))

@@ -222,8 +222,11 @@ func wrap(s string, width, indent int) string {
 	if width <= 0 || utf8.RuneCountInString(s) <= width {
 		return s
 	}
+	// Keep the leading indentation, which strings.Fields drops.
+	lead := s[:len(s)-len(strings.TrimLeft(s, " "))]
 	var b strings.Builder
-	line := 0
+	b.WriteString(lead)
+	line := len(lead)
 	for i, w := range strings.Fields(s) {
 		n := utf8.RuneCountInString(w)
 		if i > 0 {
