@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 )
 
 // Entry states, as [Cache.List] reports them.
@@ -168,12 +167,4 @@ func (c Cache) Prune(ctx context.Context, opts PruneOptions) ([]Item, error) {
 		removed = append(removed, it)
 	}
 	return removed, nil
-}
-
-// Age returns how long ago a complete entry was built.
-func (it Item) Age(now time.Time) time.Duration {
-	if it.Entry == nil {
-		return 0
-	}
-	return now.Sub(it.Entry.Created)
 }
