@@ -17,6 +17,7 @@ import (
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/all"
+	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/lock"
@@ -107,6 +108,11 @@ func (c *runCmd) Run(e *env) error {
 		return c.dryRun(e, x, points, entry, hfCache)
 	}
 
+	store := results.Open(root)
+	// The earlier runs, read before this one adds its own, for the
+	// comparison printed at the end.
+	previous, _, _ := store.List(results.Filter{Experiment: x.ID})
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -127,7 +133,6 @@ func (c *runCmd) Run(e *env) error {
 		}
 	}
 
-	store := results.Open(root)
 	interactive := term.IsTerminal(int(os.Stderr.Fd()))
 	r := &run.Runner{
 		Root: root, Cache: cache, HFCache: hfCache, Getenv: os.LookupEnv, Rig: detected,
@@ -185,6 +190,7 @@ func (c *runCmd) Run(e *env) error {
 		enc.Encode(written)
 	} else {
 		printSummary(e, written)
+		compareWithPrevious(e, previous, written)
 	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr
@@ -268,4 +274,32 @@ func (c *runCmd) dryRun(e *env, x *spec.Experiment, points []*spec.Point, entry 
 		writePlan(e.stdout, plan)
 	}
 	return nil
+}
+
+// compareWithPrevious prints, for each point run now that ran before, the
+// comparison of this run with the latest earlier ok run of the point.
+func compareWithPrevious(e *env, previous []*results.Run, now []*results.Run) {
+	for _, cur := range now {
+		if cur.Status != results.StatusOK {
+			continue
+		}
+		var last *results.Run
+		for _, p := range previous {
+			if p.Point == cur.Point && p.Status == results.StatusOK && (last == nil || p.Start.After(last.Start)) {
+				last = p
+			}
+		}
+		if last == nil {
+			continue
+		}
+		rep, err := compare.Compare(
+			compare.Side{Label: "previous " + last.ID, Runs: []results.Run{*last}},
+			compare.Side{Label: "this run " + cur.ID, Runs: []results.Run{*cur}},
+			compare.Options{})
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(e.stdout, "\n%s against its previous run %s (%s):\n", cur.Point, last.ID, last.Start.Format("2006-01-02 15:04"))
+		compare.WriteText(e.stdout, rep, 100)
+	}
 }
