@@ -1,27 +1,34 @@
 #!/usr/bin/env bash
-# The quick start: what a new user's first command does on a fresh clone.
-#
-# Until the node-llama-cpp engine and `rigor run` land (issues 5 and 7), it
-# checks the seed experiments and prints the exact commands rigor would run
-# for them; it does not benchmark anything yet.
+# The quick start: a real benchmark on any machine, no GPU, no download
+# beyond the npm registry. It checks the lock, installs node-llama-cpp into
+# rigor's engine cache (once), writes the synthetic model (once), runs
+# llama.cpp through it, records the run, prints the result with its spread,
+# and compares it with the previous quick-start run on this machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rigor=./bin/rigor
 
-echo "== rigor vet: every experiment in experiments/, checked against the schema"
-$rigor vet
+for tool in node npm; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "quickstart: $tool is not installed; node-llama-cpp needs Node.js 18 or newer with npm" >&2
+		exit 1
+	fi
+done
 
-echo
-echo "== rigor list"
-$rigor list
+echo "== rigor vet quickstart: the experiment, checked against the schema"
+$rigor vet quickstart
 
-echo
-echo "== rigor show minimax-m27-b70/kvoffload --plan: the exact processes a run would start"
-$rigor show minimax-m27-b70/kvoffload --plan
+echo "== rigor lock --check quickstart: node-llama-cpp and the synthetic model are pinned"
+$rigor lock --check quickstart
 
-echo
-echo "== rigor show minimax-m27-int4-b70/vllmThroughput --plan"
-$rigor show minimax-m27-int4-b70/vllmThroughput --plan
+echo "== rigor run quickstart/tiny"
+$rigor run quickstart/tiny --no-commit
 
-echo
-echo "quickstart: checked and planned the seed experiments (no benchmark was run: the engines are not wired in yet)."
+cat <<MSG
+
+quickstart: the record is in results/quickstart/tiny/ (git ignores that
+directory, so your checkout stays clean). Keep a run with
+  git add -f results/quickstart/tiny/<run id>.json results/quickstart/tiny/<run id>
+Run 'make quickstart' again to compare a second run with this one, or
+'rigor log quickstart/tiny' to see them all.
+MSG

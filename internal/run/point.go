@@ -177,7 +177,7 @@ func (r *Runner) prepareEngine(ctx context.Context, x *spec.Experiment, entry *l
 			integ[el.NPM.Platform.Package] = el.NPM.Platform.Integrity
 			platform = strings.TrimPrefix(el.NPM.Platform.Package, "@node-llama-cpp/")
 		}
-		r.say("installing node-llama-cpp %s", el.NPM.Version)
+		r.say("engine node-llama-cpp %s", el.NPM.Version)
 		inst, err := nodellama.Install(ctx, nodellama.InstallOptions{
 			Cache: r.Cache, Version: el.NPM.Version, Platform: platform, Integrity: integ, Progress: r.Progress,
 		})
