@@ -44,7 +44,7 @@ func CheckWith(set *spec.Set, opts CheckOptions) []Stale {
 	if opts.Cache == "" {
 		opts.Cache = gitsrc.CacheDir()
 	}
-	c := &checker{root: set.Root, hasher: &Hasher{Cache: opts.Cache}, files: map[string]*File{}, errs: map[string]error{}}
+	c := &checker{root: set.Root, hasher: &Hasher{Cache: opts.Cache}, files: map[string]*File{}, errs: map[string]error{}, sums: map[string]sumResult{}}
 	var out []Stale
 	for _, x := range set.Experiments {
 		if reasons := c.check(x); len(reasons) > 0 {
@@ -59,6 +59,14 @@ type checker struct {
 	hasher *Hasher
 	files  map[string]*File
 	errs   map[string]error
+	// sums memoizes file hashes: experiments of a package often share
+	// their model and binaries.
+	sums map[string]sumResult
+}
+
+type sumResult struct {
+	sum string
+	err error
 }
 
 func (c *checker) file(pkg string) (*File, error) {
@@ -144,15 +152,24 @@ func (c *checker) verify(what, shown string, fl FileLock) []string {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(c.root, p)
 	}
-	hs, err := c.hasher.Hash(context.Background(), []string{p})
+	r, ok := c.sums[p]
+	if !ok {
+		hs, err := c.hasher.Hash(context.Background(), []string{p})
+		if err == nil {
+			r.sum = hs[0].SHA256
+		}
+		r.err = err
+		c.sums[p] = r
+	}
+	err := r.err
 	if errors.Is(err, fs.ErrNotExist) {
 		return []string{fmt.Sprintf("%s %s is missing", what, shown)}
 	}
 	if err != nil {
 		return []string{fmt.Sprintf("%s %s: %v", what, shown, err)}
 	}
-	if hs[0].SHA256 != fl.SHA256 {
-		return []string{fmt.Sprintf("%s %s changed (locked sha256 %s, now %s)", what, shown, short(fl.SHA256), short(hs[0].SHA256))}
+	if r.sum != fl.SHA256 {
+		return []string{fmt.Sprintf("%s %s changed (locked sha256 %s, now %s)", what, shown, short(fl.SHA256), short(r.sum))}
 	}
 	return nil
 }

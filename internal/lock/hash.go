@@ -40,31 +40,76 @@ func hashFile(ctx context.Context, path string, progress func(int64)) (string, i
 		return "", 0, fmt.Errorf("hashing %s: %w", path, err)
 	}
 	defer f.Close()
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	buf := *bp
+	sum, n, err := hashPipelined(ctx, f, progress)
+	if err != nil {
+		return "", 0, fmt.Errorf("hashing %s: %w", path, err)
+	}
+	return sum, n, nil
+}
+
+// hashPipelined reads r on one goroutine and hashes on the caller's, with
+// two buffers in flight, so the copy out of the page cache overlaps the
+// hashing instead of adding to it.
+func hashPipelined(ctx context.Context, r io.Reader, progress func(int64)) (string, int64, error) {
+	type chunk struct {
+		buf *[]byte
+		n   int
+		err error
+	}
+	free := make(chan *[]byte, 2)
+	full := make(chan chunk, 2)
+	for range 2 {
+		free <- bufPool.Get().(*[]byte)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			var bp *[]byte
+			select {
+			case bp = <-free:
+			case <-stop:
+				return
+			}
+			k, err := io.ReadFull(r, *bp)
+			if err == io.ErrUnexpectedEOF {
+				err = io.EOF
+			}
+			select {
+			case full <- chunk{bp, k, err}:
+			case <-stop:
+				bufPool.Put(bp)
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	h := sha256.New()
 	var n int64
 	for {
-		if err := ctx.Err(); err != nil {
-			return "", 0, fmt.Errorf("hashing %s: %w", path, err)
-		}
-		k, err := io.ReadFull(f, buf)
-		if k > 0 {
-			h.Write(buf[:k])
-			n += int64(k)
+		c := <-full
+		if c.n > 0 {
+			h.Write((*c.buf)[:c.n])
+			n += int64(c.n)
 			if progress != nil {
-				progress(int64(k))
+				progress(int64(c.n))
 			}
 		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
+		if c.err != nil {
+			bufPool.Put(c.buf)
+			if c.err == io.EOF {
+				return hex.EncodeToString(h.Sum(nil)), n, nil
+			}
+			return "", 0, c.err
 		}
-		if err != nil {
-			return "", 0, fmt.Errorf("hashing %s: %w", path, err)
+		if err := ctx.Err(); err != nil {
+			bufPool.Put(c.buf)
+			return "", 0, err
 		}
+		free <- c.buf
 	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // Hasher hashes files, several at once, and remembers each file's hash

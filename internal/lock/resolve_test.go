@@ -156,9 +156,9 @@ func TestNodePlatform(t *testing.T) {
 func TestHasHunk(t *testing.T) {
 	for in, want := range map[string]bool{
 		"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n": true,
-		"just prose\n":                            false,
-		"":                                        false,
-		"diff --git a/x b/y\nrename from x\nrename to y\n": true,
+		"just prose\n": false,
+		"":             false,
+		"diff --git a/x b/y\nrename from x\nrename to y\n":  true,
 		"diff --git a/x b/x\nGIT binary patch\nliteral 1\n": true,
 	} {
 		if got := hasHunk([]byte(in)); got != want {
