@@ -1,0 +1,117 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestSecretName(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want bool
+	}{
+		{"HF_TOKEN", true}, {"HUGGING_FACE_HUB_TOKEN", true}, {"hf-token", true}, {"GITHUB_TOKEN", true},
+		{"OPENAI_API_KEY", true}, {"api-key", true}, {"AWS_SECRET_ACCESS_KEY", true}, {"AWS_ACCESS_KEY_ID", true},
+		{"AWS_SESSION_TOKEN", true}, {"DB_PASSWORD", true}, {"PGPASSWD", false}, {"MYSQL_PASSWD", true},
+		{"GOOGLE_APPLICATION_CREDENTIALS", true}, {"CLIENT_SECRET", true}, {"NPM_TOKEN", true}, {"APIKEY", true},
+		{"TOKENIZERS_PARALLELISM", false}, {"MAX_TOKENS", false}, {"PATH", false}, {"PWD", false},
+		{"CUDA_VISIBLE_DEVICES", false}, {"KEYBOARD", false}, {"SSH_KEY_PATH", false}, {"GGML_SYCL_DISABLE_OPT", false},
+	} {
+		if got := SecretName(c.name); got != c.want {
+			t.Errorf("SecretName(%q) = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestRedactArgv(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+	}{
+		{"llama-bench -m x.gguf --hf-token hf_abc -o json", "llama-bench -m x.gguf --hf-token <redacted> -o json"},
+		{"llama-cli -hft hf_abc -p hi", "llama-cli -hft <redacted> -p hi"},
+		{"vllm serve --api-key=sk-123 --port 8000", "vllm serve --api-key=<redacted> --port 8000"},
+		{"env HF_TOKEN=hf_abc TOKENIZERS_PARALLELISM=false run", "env HF_TOKEN=<redacted> TOKENIZERS_PARALLELISM=false run"},
+		{"curl https://hf.co/x?download=1&token=hf_abc", "curl https://hf.co/x?download=1&token=<redacted>"},
+		{"git clone https://user:ghp_abc@github.com/x/y", "git clone https://user:<redacted>@github.com/x/y"},
+		{"x --url=https://h/p?sig=abc&v=1", "x --url=https://h/p?sig=<redacted>&v=1"},
+		{"llama-bench -t 4 -ub 32 -ctk f16", "llama-bench -t 4 -ub 32 -ctk f16"},
+		{"x --token", "x --token"},
+		{"x -n 128 --max-tokens 5", "x -n 128 --max-tokens 5"},
+	} {
+		got := strings.Join(RedactArgv(strings.Fields(c.in)), " ")
+		if got != c.want {
+			t.Errorf("RedactArgv(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	in := []string{"--hf-token", "secret"}
+	RedactArgv(in)
+	if in[1] != "secret" {
+		t.Errorf("RedactArgv modified its argument")
+	}
+}
+
+func TestRedact(t *testing.T) {
+	r := testRun("20260508T032753Z-3f9a", "m/x", t0, 1)
+	r.Processes[1].Env["HF_TOKEN"] = "hf_secretvalue"
+	r.Processes[1].Env["EMPTY_TOKEN"] = ""
+	r.Processes[1].Argv = append(r.Processes[1].Argv, "--api-key", "sk-othersecret")
+	r.Error = "401 for hf_secretvalue"
+	r.LogTail = "auth sk-othersecret rejected\n"
+	r.Spec = json.RawMessage(`{"flags":{"ngl":99},"env":{"WANDB_API_KEY":"w-123456","FOO":"1"}}`)
+	Redact(r)
+	if got := r.Processes[1].Env; got["HF_TOKEN"] != Redacted || got["EMPTY_TOKEN"] != "" || got["GGML_DISABLE_FUSED_RMS_NORM"] != "1" {
+		t.Errorf("env after Redact = %v", got)
+	}
+	if r.Error != "401 for <redacted>" || r.LogTail != "auth <redacted> rejected\n" {
+		t.Errorf("Error %q, LogTail %q: want the secrets scrubbed", r.Error, r.LogTail)
+	}
+	var spec struct{ Env map[string]string }
+	json.Unmarshal(r.Spec, &spec)
+	if want := map[string]string{"WANDB_API_KEY": Redacted, "FOO": "1"}; !reflect.DeepEqual(spec.Env, want) {
+		t.Errorf("spec env = %v, want %v", spec.Env, want)
+	}
+	b, _ := json.Marshal(r)
+	for _, s := range []string{"hf_secretvalue", "sk-othersecret", "w-123456"} {
+		if strings.Contains(string(b), s) {
+			t.Errorf("record still holds %q", s)
+		}
+	}
+}
+
+// FuzzLoad feeds the record decoder arbitrary bytes: it must never panic,
+// and a record it accepts must survive an encode/decode round trip.
+func FuzzLoad(f *testing.F) {
+	good, _ := Encode(testRun("20260508T032753Z-3f9a", "minimax-m27-b70/baseline", t0, 13.8745, 14.4737, 14.529))
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add([]byte(`{"schema":1,"id":"a","experiment":"x/y","status":"ok","metrics":[{"name":"tokSOut","samples":[1e308,-0]}]}`))
+	f.Add([]byte(`{"schema":2}`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte("{\"schema\":1,\n\"id\": x}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := Decode(data)
+		if err != nil {
+			var le *LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("Decode error %v is not a *LoadError", err)
+			}
+			_ = err.Error()
+			return
+		}
+		enc, err := Encode(r)
+		if err != nil {
+			t.Fatalf("Encode of a decoded record: %v", err)
+		}
+		r2, err := Decode(enc)
+		if err != nil {
+			t.Fatalf("decoding a re-encoded record: %v\n%s", err, enc)
+		}
+		enc2, _ := Encode(r2)
+		if string(enc) != string(enc2) {
+			t.Fatalf("round trip changed the record:\n%s\n%s", enc, enc2)
+		}
+	})
+}
