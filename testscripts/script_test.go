@@ -4,6 +4,7 @@ package testscripts
 
 import (
 	"os"
+	"strings"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -46,7 +47,25 @@ func TestScripts(t *testing.T) {
 			env.Setenv("RIGOR_CACHE", filepath.Join(env.WorkDir, ".cache", "rigor"))
 			env.Setenv("HF_HOME", filepath.Join(env.WorkDir, ".cache", "huggingface"))
 			env.Setenv("CUE_CACHE_DIR", filepath.Join(env.WorkDir, ".cache", "cue"))
+			// The npm client, as configured on this machine: its CA bundle
+			// and proxy come from the environment.
+			for _, kv := range os.Environ() {
+				k, v, _ := strings.Cut(kv, "=")
+				if npmEnv(k) {
+					env.Setenv(k, v)
+				}
+			}
 			return nil
 		},
 	})
+}
+
+// npmEnv reports whether a variable configures how npm and node reach the
+// registry (certificates, proxies, npm's own settings).
+func npmEnv(k string) bool {
+	switch strings.ToUpper(k) {
+	case "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY":
+		return true
+	}
+	return strings.HasPrefix(strings.ToLower(k), "npm_config_")
 }
