@@ -4,9 +4,9 @@ package testscripts
 
 import (
 	"os"
-	"strings"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	cuecmd "cuelang.org/go/cmd/cue/cmd"
