@@ -27,22 +27,23 @@ type cli struct {
 
 	Version kong.VersionFlag `help:"Print the version and exit."`
 
-	Init initCmd `cmd:"" help:"Create a new rigor module with the schema and an example experiment."`
-	Vet  vetCmd  `cmd:"" help:"Check experiments and report every error with its position."`
-	List listCmd `cmd:"" help:"List experiments and their sweep points."`
-	Show showCmd `cmd:"" help:"Show an experiment's effective configuration and the exact plan a run would execute."`
-	// commands: one line per verb, each defined in its own file.
+	// The verbs in the order of the workflow: write, lock, run, record,
+	// compare. Each is defined in its own file.
+	Init    initCmd    `cmd:"" help:"Create a new rigor module with the schema and an example experiment."`
+	Vet     vetCmd     `cmd:"" help:"Check experiments and report every error with its position."`
+	List    listCmd    `cmd:"" help:"List experiments and their sweep points."`
+	Show    showCmd    `cmd:"" help:"Show an experiment's effective configuration and the exact plan a run would execute."`
+	Lock    lockCmd    `cmd:"" help:"Pin every input of experiments (model commit and hashes, engine commit, patches) in lockfiles/."`
 	Rig     rigCmd     `cmd:"" help:"Print what this machine is (GPUs, CPU, RAM, OS, compilers), or check it against an experiment's #requires."`
 	Build   buildCmd   `cmd:"" help:"Build a locked experiment's engine into the build cache without running it."`
-	Cache   cacheCmd   `cmd:"" help:"List or prune the engine build cache."`
 	Pull    pullCmd    `cmd:"" help:"Download a locked experiment's model files at the locked commit into the Hugging Face cache."`
 	Run     runCmd     `cmd:"" help:"Run a locked experiment exactly as locked and record every run in git."`
+	Results resultsCmd `cmd:"" help:"List recorded runs, newest last."`
 	Diff    diffCmd    `cmd:"" help:"Compare two experiments, points or runs: configuration diff and metrics with significance."`
 	Log     logCmd     `cmd:"" help:"Show an experiment's runs over time, with drift markers and a tokSOut chart."`
-	Results resultsCmd `cmd:"" help:"List recorded runs, newest last."`
 	Import  importCmd  `cmd:"" help:"Import results kept in other formats (seed summaries, LocalMaxxing, local-ai-registry, llama-bench JSON) as run records."`
 	Export  exportCmd  `cmd:"" help:"Export runs as a LocalMaxxing speed test, a local-ai-registry record, or a markdown, CSV or JSON table."`
-	Lock    lockCmd    `cmd:"" help:"Pin every input of experiments (model commit and hashes, engine commit, patches) in lockfiles/."`
+	Cache   cacheCmd   `cmd:"" help:"List or prune the engine build cache."`
 }
 
 // env is what commands get: writers, the working directory.
