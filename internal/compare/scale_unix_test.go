@@ -4,7 +4,6 @@ package compare
 
 import (
 	"syscall"
-	"testing"
 	"time"
 )
 
@@ -17,12 +16,4 @@ func processCPU() (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
-}
-
-func cpuTime(t *testing.T) time.Duration {
-	d, ok := processCPU()
-	if !ok {
-		t.Skip("no process CPU time on this system")
-	}
-	return d
 }

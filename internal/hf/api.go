@@ -239,7 +239,7 @@ func nextLink(base string, values []string) (string, error) {
 				return "", fmt.Errorf("malformed Link header %q: %w", v, err)
 			}
 			if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-				return "", fmt.Errorf("Link header %q: next page is not an http(s) URL", v)
+				return "", fmt.Errorf("malformed Link header %q: next page is not an http(s) URL", v)
 			}
 			return u.String(), nil
 		}

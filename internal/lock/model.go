@@ -12,7 +12,6 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -154,8 +153,6 @@ func (e *OfflineError) Error() string {
 func (e *OfflineError) Hint() string {
 	return "run without --offline (and without HF_HUB_OFFLINE) to resolve it from the hub, or download it first"
 }
-
-var hexRe = regexp.MustCompile(`^[0-9a-f]{40}$|^[0-9a-f]{64}$`)
 
 // hubFromCache resolves a hub model from the hub cache alone: refs/<rev>
 // (or the commit's snapshot), then the snapshot's files, whose blob names

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/token"
 )
@@ -45,7 +46,9 @@ func Check(requires cue.Value, r *Rig) []Mismatch {
 	if !requires.Exists() {
 		return nil
 	}
-	facts := requires.Context().Encode(r.Facts())
+	// Values of different contexts may be unified (Value.Context is
+	// deprecated), so the facts get a context of their own.
+	facts := cuecontext.New().Encode(r.Facts())
 	var out []Mismatch
 	check(requires, facts, nil, &out)
 	return out

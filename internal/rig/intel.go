@@ -216,7 +216,7 @@ func syclDevice(rest string) (name, driver string) {
 	}
 	if i := strings.Index(rest, " OpenCL "); i >= 0 {
 		rest = rest[:i]
-	} else if strings.HasSuffix(rest, " OpenCL") {
+	} else {
 		rest = strings.TrimSuffix(rest, " OpenCL")
 	}
 	f := strings.Fields(rest)

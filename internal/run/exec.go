@@ -85,7 +85,6 @@ type proc struct {
 	err    error
 	stdout *os.File
 	stderr *os.File
-	mu     sync.Mutex
 }
 
 // Execute runs the plan. It returns an error only when nothing could be

@@ -376,8 +376,6 @@ func (s *selector) unmatched(set *Set) error {
 	return e
 }
 
-var fieldLine = regexp.MustCompile(`(?m)^([A-Za-z][A-Za-z0-9_-]*|"[^"]+")\s*:`)
-
 // AllIDs lists the ids of the experiments in a module cheaply, without
 // evaluating CUE (top-level fields of each package's files), for
 // suggestions.
