@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ type importCmd struct {
 	Experiment string   `short:"e" placeholder:"ID" help:"Link every run of the files to this experiment or point id (required for llama-bench output)."`
 	Format     string   `enum:",seed-summary,localmaxxing,registry-v1,llama-bench-json" default:"" help:"Read the files as this format instead of detecting it (seed-summary, localmaxxing, registry-v1, llama-bench-json)."`
 	DryRun     bool     `help:"Check the files and print what would be recorded, without writing."`
+	NoCommit   bool     `help:"Write the records but do not commit them to git."`
 	JSON       bool     `help:"Print the written records' paths and ids as JSON."`
 }
 
@@ -116,6 +118,7 @@ func (c *importCmd) Run(e *env) error {
 		}
 	}
 	var outs []importedOut
+	var written []string
 	for _, im := range todo {
 		r := im.Run
 		path := filepath.Join(results.Dir, filepath.FromSlash(r.Experiment), r.ID+".json")
@@ -124,11 +127,25 @@ func (c *importCmd) Run(e *env) error {
 			if err != nil {
 				return err
 			}
+			written = append(written, p, store.RawDir(r.Experiment, r.ID))
 			if rel, err := filepath.Rel(root, p); err == nil {
 				path = rel
 			}
 		}
 		outs = append(outs, importedOut{Path: filepath.ToSlash(path), ID: r.ID, Experiment: r.Experiment, Point: r.Point, Label: r.Provenance.Label, Status: r.Status})
+	}
+	var commitErr error
+	if len(written) > 0 && !c.NoCommit {
+		var names []string
+		for _, f := range c.Files {
+			names = append(names, filepath.Base(f))
+		}
+		msg := fmt.Sprintf("rigor import %s: %d %s", strings.Join(names, " "), len(outs), plural(len(outs), "run", "runs"))
+		if _, err := store.Commit(context.Background(), written, msg); errors.Is(err, results.ErrNotRepository) {
+			fmt.Fprintf(e.stderr, "rigor: warning: the records are not committed: the module is not in a git repository ('git init' to keep their history)\n")
+		} else if err != nil {
+			commitErr = withHint(errors.New("the imported records are written but not committed: "+lastPart(err.Error())), "commit them yourself with git, or pass --no-commit")
+		}
 	}
 	if c.JSON {
 		if outs == nil {
@@ -136,7 +153,10 @@ func (c *importCmd) Run(e *env) error {
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(outs)
+		if err := enc.Encode(outs); err != nil {
+			return err
+		}
+		return commitErr
 	}
 	for _, o := range outs {
 		line := o.Path + "\t" + o.Status
@@ -154,7 +174,7 @@ func (c *importCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, " (%d already imported)", skipped)
 	}
 	fmt.Fprintln(e.stderr)
-	return nil
+	return commitErr
 }
 
 // recordedPath is the path an import records: relative to the module root
@@ -185,4 +205,12 @@ func importHint(err error) error {
 		return withHint(err, "'rigor list' shows the experiment ids")
 	}
 	return err
+}
+
+// lastPart is the cause at the end of a long "doing x: cause" message.
+func lastPart(msg string) string {
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		return msg[i+2:]
+	}
+	return msg
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/all"
+	"github.com/rigorbench/rigor/engine/nodellama"
 	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/hf"
@@ -173,7 +174,9 @@ func (c *runCmd) Run(e *env) error {
 			cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			_, err := store.Commit(cctx, files, msg)
 			cancel()
-			if err != nil {
+			if errors.Is(err, results.ErrNotRepository) {
+				fmt.Fprintf(e.stderr, "rigor: warning: %s is not committed: the module is not in a git repository ('git init' to keep the history of your results, or --no-commit)\n", rel)
+			} else if err != nil {
 				commitErr = err
 				fmt.Fprintf(e.stderr, "rigor: warning: the record is kept at %s but was not committed: %v\n", rel, err)
 			}
@@ -251,6 +254,10 @@ func explainPrepare(err error) error {
 	var me *run.ModelError
 	if errors.As(err, &me) {
 		return withHint(err, me.Hint())
+	}
+	var ie *nodellama.InstallError
+	if errors.As(err, &ie) && ie.Hint != "" {
+		return withHint(err, ie.Hint)
 	}
 	var h interface{ Hint() string }
 	if errors.As(err, &h) {
