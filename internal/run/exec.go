@@ -171,16 +171,17 @@ func Execute(ctx context.Context, opts Options) (*Outcome, error) {
 		out.How, out.Err = Interrupted, errors.New("interrupted")
 		stop(bench, opts.Grace)
 	case w := <-workerDied:
-		// A worker that dies mid-run takes the run with it; give the bench
-		// a moment to notice and report, then stop it.
+		// A worker that dies mid-run takes the run with it. It may also
+		// have died because the bench did (a crashed client drops its
+		// connections): give the bench a moment to end on its own, and
+		// then its own output says what happened. Only a bench that has to
+		// be stopped makes this a worker failure.
 		select {
 		case <-bench.done:
+			out.How = ExitedNormally
 		case <-time.After(opts.Grace):
 			stop(bench, opts.Grace)
-		}
-		out.How, out.Err = WorkerFailed, fmt.Errorf("worker %s exited during the run: %v", w.p.Name, w.err)
-		if bench.cmd.ProcessState != nil && bench.cmd.ProcessState.Success() {
-			out.How, out.Err = ExitedNormally, nil
+			out.How, out.Err = WorkerFailed, fmt.Errorf("worker %s exited during the run: %v%s", w.p.Name, w.err, tailOf(w.stderr.Name()))
 		}
 	}
 	<-bench.done

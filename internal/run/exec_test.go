@@ -52,6 +52,14 @@ func worker() {
 		os.Exit(1)
 	}
 	fmt.Fprintln(os.Stderr, "Starting RPC server on 127.0.0.1:"+port)
+	if d := os.Getenv("DIE_AFTER"); d != "" {
+		go func() {
+			t, _ := time.ParseDuration(d)
+			time.Sleep(t)
+			fmt.Fprintln(os.Stderr, "worker: device lost")
+			os.Exit(4)
+		}()
+	}
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -255,5 +263,22 @@ func TestExecute_notOnPath(t *testing.T) {
 	}
 	if out.How != StartFailed || !strings.Contains(out.Err.Error(), "not found on the run's PATH") {
 		t.Fatalf("how=%s err=%v", out.How, out.Err)
+	}
+}
+
+// A worker that dies while the bench runs fails the run, and the bench is
+// stopped; a worker that dies because the bench ended is not blamed.
+func TestExecute_workerDiesMidRun(t *testing.T) {
+	f := newFixture(t, 2, map[string]string{"BENCH_SLEEP": "1h"})
+	f.plan.Processes[1].Env["DIE_AFTER"] = "1s"
+	out, err := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir(), Grace: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.How != WorkerFailed || !strings.Contains(out.Err.Error(), "worker rpc-1 exited during the run") || !strings.Contains(out.Err.Error(), "device lost") {
+		t.Fatalf("how=%s err=%v", out.How, out.Err)
+	}
+	if s := f.survivors(t); len(s) > 0 {
+		t.Errorf("processes left behind: %v", s)
 	}
 }
