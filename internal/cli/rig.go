@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -34,7 +35,7 @@ Examples:
 }
 
 func (c *rigCmd) Run(e *env) error {
-	r, err := rig.Detect(context.Background(), rig.DetectOptions{})
+	r, err := rig.Detect(context.Background(), rig.DetectOptions{Cache: gitsrc.CacheDir()})
 	if err != nil {
 		return err
 	}

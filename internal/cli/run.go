@@ -117,7 +117,7 @@ func (c *runCmd) Run(e *env) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	detected, err := rig.Detect(ctx, rig.DetectOptions{})
+	detected, err := rig.Detect(ctx, rig.DetectOptions{Cache: cache})
 	if err != nil {
 		return fmt.Errorf("detecting the rig: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -50,6 +51,10 @@ type DetectOptions struct {
 
 	// Timeout bounds each command; 0 means [DefaultTimeout].
 	Timeout time.Duration
+
+	// Cache, when set, is a directory where the toolchain's version lines
+	// are kept between runs, keyed by each executable's stat.
+	Cache string
 }
 
 // Detect describes the machine it runs on. It runs the GPU vendor tools it
@@ -439,24 +444,131 @@ var toolchainTools = [][]string{
 	{"nvcc"}, {"icpx"}, {"hipcc"},
 }
 
+// toolchain records the first line of `--version` of each toolchain
+// program on PATH. The programs are asked concurrently, and with
+// DetectOptions.Cache set their answers are kept, keyed by the executable's
+// path, size and modification time, so a later run asks only the programs
+// that changed (npm alone takes about 0.3 s to say its version).
 func (d *detector) toolchain(ctx context.Context) {
+	type found struct{ name, path string }
+	var todo []found
 	for _, alts := range toolchainTools {
 		for _, name := range alts {
-			if _, err := d.opts.LookPath(name); err != nil {
-				continue
+			if p, err := d.opts.LookPath(name); err == nil {
+				todo = append(todo, found{name, p})
+				break
 			}
-			out, ok := d.run(ctx, false, name, "--version")
-			if ok {
-				if v := versionLine(name, out); v != "" {
-					if d.rig.Toolchain == nil {
-						d.rig.Toolchain = map[string]string{}
-					}
-					d.rig.Toolchain[name] = v
-				}
-			}
-			break
 		}
 	}
+	cache := loadToolCache(d.opts.Cache)
+	versions := make([]string, len(todo))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []string
+	for i, t := range todo {
+		key := toolKey(t.path)
+		if v, ok := cache.get(key); ok {
+			versions[i] = v
+			continue
+		}
+		wg.Add(1)
+		go func(i int, t found, key string) {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
+			defer cancel()
+			out, err := d.opts.Run(cctx, t.name, "--version")
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Sprintf("%s --version: %v", t.name, err))
+				mu.Unlock()
+				return
+			}
+			versions[i] = versionLine(t.name, out)
+		}(i, t, key)
+	}
+	wg.Wait()
+	for i, t := range todo {
+		if key := toolKey(t.path); key != "" && versions[i] != "" {
+			if _, ok := cache.get(key); !ok {
+				cache.put(key, versions[i])
+			}
+		}
+	}
+	sort.Strings(errs)
+	for _, e := range errs {
+		d.note("%s", e)
+	}
+	for i, t := range todo {
+		if versions[i] == "" {
+			continue
+		}
+		if d.rig.Toolchain == nil {
+			d.rig.Toolchain = map[string]string{}
+		}
+		d.rig.Toolchain[t.name] = versions[i]
+	}
+	cache.save()
+}
+
+// toolCache maps "path|size|mtime" of an executable to its version line.
+type toolCache struct {
+	file    string
+	entries map[string]string
+	dirty   bool
+}
+
+func loadToolCache(dir string) *toolCache {
+	c := &toolCache{entries: map[string]string{}}
+	if dir == "" {
+		return c
+	}
+	c.file = filepath.Join(dir, "rig-toolchain.json")
+	if b, err := os.ReadFile(c.file); err == nil {
+		json.Unmarshal(b, &c.entries)
+	}
+	return c
+}
+
+func (c *toolCache) get(key string) (string, bool) {
+	if key == "" {
+		return "", false
+	}
+	v, ok := c.entries[key]
+	return v, ok
+}
+
+func (c *toolCache) put(key, v string) {
+	c.entries[key] = v
+	c.dirty = true
+}
+
+func (c *toolCache) save() {
+	if c.file == "" || !c.dirty {
+		return
+	}
+	b, err := json.MarshalIndent(c.entries, "", "  ")
+	if err != nil {
+		return
+	}
+	os.MkdirAll(filepath.Dir(c.file), 0o755)
+	tmp := c.file + ".tmp"
+	if os.WriteFile(tmp, b, 0o644) == nil {
+		os.Rename(tmp, c.file)
+	}
+}
+
+// toolKey identifies an executable by where it resolves to, its size and
+// its modification time; "" when it cannot be read.
+func toolKey(path string) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s|%d|%d", real, fi.Size(), fi.ModTime().UnixNano())
 }
 
 // versionLine picks the line of `name --version` output worth recording:

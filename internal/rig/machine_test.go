@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // writeFiles writes path → content under root. A content starting with
@@ -460,5 +462,54 @@ func TestDetect_AmdSMIPreferred(t *testing.T) {
 	}
 	if slices.ContainsFunc(f.calls, func(c string) bool { return strings.HasPrefix(c, "rocm-smi") }) {
 		t.Errorf("calls = %q, want no rocm-smi once amd-smi answered", f.calls)
+	}
+}
+
+// The toolchain's versions are asked once, then read from the cache until
+// an executable changes.
+func TestDetect_toolchainCache(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "cmake")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	opts := DetectOptions{
+		Root:  t.TempDir(),
+		Cache: filepath.Join(dir, "cache"),
+		LookPath: func(name string) (string, error) {
+			if name == "cmake" {
+				return bin, nil
+			}
+			return "", exec.ErrNotFound
+		},
+		Run: func(ctx context.Context, name string, args ...string) ([]byte, error) {
+			if name == "cmake" {
+				calls++
+				return []byte("cmake version 3.25.1\n"), nil
+			}
+			return nil, exec.ErrNotFound
+		},
+	}
+	for i := 0; i < 2; i++ {
+		r, err := Detect(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Toolchain["cmake"]; got != "cmake version 3.25.1" {
+			t.Fatalf("run %d: toolchain cmake = %q", i, got)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("cmake --version ran %d times, want 1 (the second from the cache)", calls)
+	}
+	// A changed executable is asked again.
+	future := time.Now().Add(time.Hour)
+	os.Chtimes(bin, future, future)
+	if _, err := Detect(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Errorf("after the executable changed, cmake --version ran %d times, want 2", calls)
 	}
 }
