@@ -306,7 +306,7 @@ func waitReady(ctx context.Context, p *proc, limit time.Duration) error {
 			return fmt.Errorf("worker %s exited before accepting connections on %s: %v%s", p.p.Name, p.p.ReadyAddr, p.err, tailOf(p.stderr.Name()))
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(10 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("worker %s did not accept connections on %s within %s%s", p.p.Name, p.p.ReadyAddr, limit, tailOf(p.stderr.Name()))
