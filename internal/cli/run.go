@@ -223,9 +223,8 @@ func printSummary(e *env, runs []*results.Run) {
 	for _, r := range runs {
 		fmt.Fprintf(e.stdout, "%s  %s  %s\n", r.Point, r.ID, r.Status)
 		for _, m := range r.Metrics {
-			if strings.HasPrefix(m.Name, "engine") {
-				continue
-			}
+			// engine* metrics are the engine's own performance counters
+			// (node-llama-cpp), printed beside the runner's timing.
 			n := len(m.Samples)
 			spread := ""
 			if n > 1 {
