@@ -46,13 +46,13 @@ smoke: schema.#Experiment & {
 		source: npm: "3.22.1"
 	}
 	bench: {p: 32, n: 16, r: *5 | int}
-	flags: {t: 2, ngl: 0}
+	flags: {t: 1, ngl: 0}
 	quality: kvCache: "f16"
 	tags: ["example"]
 }
 
 // smokeLong derives from smoke: it may change r, which smoke gives only as
-// a default (*5 | int). Changing a concrete value (t: 2) would be an error.
+// a default (*5 | int). Changing a concrete value (t: 1) would be an error.
 smokeLong: smoke & {bench: r: 10}
 `
 
