@@ -225,11 +225,11 @@ func (c Cache) Build(ctx context.Context, in Inputs, fn BuildFunc) (e *Entry, bu
 	if err := os.MkdirAll(c.Dir(), 0o755); err != nil {
 		return nil, false, fmt.Errorf("creating build cache: %w", err)
 	}
-	lk, err := lockFile(ctx, c.lockPath(key), true, true)
+	lk, err := lockKey(ctx, c.lockPath(key), true)
 	if err != nil {
 		return nil, false, err
 	}
-	defer lk.unlock()
+	defer lk.Unlock()
 	if e, err := c.Lookup(key); err == nil {
 		return e, false, nil
 	} else if !errors.Is(err, ErrNotFound) {

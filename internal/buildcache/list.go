@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/rigorbench/rigor/internal/flock"
 )
 
 // Entry states, as [Cache.List] reports them.
@@ -87,11 +89,11 @@ func (c Cache) List(ctx context.Context) ([]Item, error) {
 
 // held reports whether another holder has key's build lock.
 func (c Cache) held(ctx context.Context, key string) bool {
-	lk, err := lockFile(ctx, c.lockPath(key), true, false)
+	lk, err := lockKey(ctx, c.lockPath(key), false)
 	if err != nil {
-		return errors.Is(err, errLocked)
+		return errors.Is(err, flock.ErrLocked)
 	}
-	lk.unlock()
+	lk.Unlock()
 	return false
 }
 
@@ -147,8 +149,8 @@ func (c Cache) Prune(ctx context.Context, opts PruneOptions) ([]Item, error) {
 			removed = append(removed, it)
 			continue
 		}
-		lk, err := lockFile(ctx, c.lockPath(it.Key), true, false)
-		if errors.Is(err, errLocked) {
+		lk, err := lockKey(ctx, c.lockPath(it.Key), false)
+		if errors.Is(err, flock.ErrLocked) {
 			continue // a build of this key started meanwhile
 		}
 		if err != nil {
@@ -160,7 +162,7 @@ func (c Cache) Prune(ctx context.Context, opts PruneOptions) ([]Item, error) {
 		if err == nil {
 			err = os.RemoveAll(it.Path)
 		}
-		lk.unlock()
+		lk.Unlock()
 		if err != nil {
 			return removed, fmt.Errorf("removing %s: %w", it.Path, err)
 		}

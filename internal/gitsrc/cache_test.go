@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	sg "github.com/rigorbench/rigor/internal/suggest"
 )
 
 func TestCacheDir(t *testing.T) {
@@ -119,7 +121,7 @@ func TestEditDistance(t *testing.T) {
 		{"", "", 0}, {"abc", "", 3}, {"", "ab", 2}, {"main", "mian", 2}, {"kitten", "sitting", 3}, {"v1.0", "v1.1", 1},
 	}
 	for _, tt := range tests {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
+		if got := sg.Distance(tt.a, tt.b); got != tt.want {
 			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
 	}

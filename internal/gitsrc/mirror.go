@@ -117,7 +117,7 @@ func EnsureMirror(ctx context.Context, url string, opts Options) (string, error)
 	if err != nil {
 		return "", err
 	}
-	defer lk.unlock()
+	defer lk.Unlock()
 	if mirrorExists(path) {
 		return path, fetchLocked(ctx, path, url, ep, opts)
 	}
@@ -141,7 +141,7 @@ func Fetch(ctx context.Context, url string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer lk.unlock()
+	defer lk.Unlock()
 	if !mirrorExists(path) {
 		return fmt.Errorf("fetching %s: no mirror at %s: %w", url, path, fs.ErrNotExist)
 	}

@@ -161,7 +161,7 @@ func checkoutTree(ctx context.Context, mirror, commit, dir string) error {
 	if err != nil {
 		return err
 	}
-	defer lk.unlock()
+	defer lk.Unlock()
 	if _, err := runGit(ctx, dir, nil, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit); err != nil {
 		return fmt.Errorf("checking out %s from %s: %w", shortSHA(commit), mirror, err)
 	}

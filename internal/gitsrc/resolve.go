@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	sg "github.com/rigorbench/rigor/internal/suggest"
 )
 
 // Kinds of ref, the values of [Resolution.Kind].
@@ -198,7 +200,7 @@ func mirrorRefs(ctx context.Context, path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer lk.unlock()
+	defer lk.Unlock()
 	repo, _, err := openMirror(path)
 	if err != nil {
 		return nil, err
@@ -243,7 +245,7 @@ func mirrorHasCommit(ctx context.Context, path, sha string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer lk.unlock()
+	defer lk.Unlock()
 	repo, _, err := openMirror(path)
 	if err != nil {
 		return false, err
@@ -266,7 +268,7 @@ func scanMirror(ctx context.Context, path, url, prefix string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer lk.unlock()
+	defer lk.Unlock()
 	repo, st, err := openMirror(path)
 	if err != nil {
 		return "", err
@@ -343,7 +345,7 @@ func suggest(refs map[string]string, ref string) []string {
 		}
 		seen[name] = true
 		low := strings.ToLower(name)
-		d := editDistance(low, want)
+		d := sg.Distance(low, want)
 		if d <= limit || len(want) >= 3 && (strings.Contains(low, want) || strings.Contains(want, low)) {
 			cands = append(cands, cand{name, d})
 		}
@@ -359,25 +361,4 @@ func suggest(refs map[string]string, ref string) []string {
 		out = append(out, cands[i].name)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
+
+	"github.com/rigorbench/rigor/internal/suggest"
 )
 
 // Formats rigor imports and exports.
@@ -401,7 +403,7 @@ func Nearest(s string, ids []string, n int) []string {
 	}
 	var cs []cand
 	for _, id := range ids {
-		d := editDistance(strings.ToLower(s), strings.ToLower(id))
+		d := suggest.Distance(strings.ToLower(s), strings.ToLower(id))
 		limit := max(3, len([]rune(s))/5)
 		if d <= limit {
 			cs = append(cs, cand{id, d})
@@ -418,27 +420,6 @@ func Nearest(s string, ids []string, n int) []string {
 		out = append(out, cs[i].id)
 	}
 	return out
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // benchInt reads an integer from a point's bench section.

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+
+	"github.com/rigorbench/rigor/internal/suggest"
 )
 
 // FlagDef is one typed flag of an engine family, read from the schema's
@@ -206,7 +208,7 @@ func nearest(s string, candidates []string) string {
 	best, bestD := "", 1<<30
 	ls := strings.ToLower(s)
 	for _, c := range candidates {
-		d := editDistance(ls, strings.ToLower(c))
+		d := suggest.Distance(ls, strings.ToLower(c))
 		if d < bestD || d == bestD && c < best {
 			best, bestD = c, d
 		}
@@ -216,24 +218,4 @@ func nearest(s string, candidates []string) string {
 		return best
 	}
 	return ""
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

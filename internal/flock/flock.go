@@ -1,0 +1,84 @@
+// Package flock is rigor's one file lock: flock(2) on a lock file, waited
+// for with backoff until a context ends. The kernel drops a lock when its
+// process dies, so a crashed rigor never leaves anything locked. Locks
+// belong to the open file description, so two goroutines of one process
+// exclude each other just as two processes do.
+package flock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrLocked is returned by a non-waiting [Lock] when another holder has the
+// lock.
+var ErrLocked = errors.New("locked by another process")
+
+// Options say how to take a lock.
+type Options struct {
+	// Shared takes a shared (reader) lock instead of an exclusive one.
+	Shared bool
+	// NoWait fails at once with ErrLocked instead of waiting.
+	NoWait bool
+	// Waiting names what a waiter waits for, for the error when ctx ends
+	// ("another build of the same key").
+	Waiting string
+}
+
+// Lock is a held lock.
+type Lock struct{ f *os.File }
+
+// Acquire takes a lock on path, creating the file and its directory.
+func Acquire(ctx context.Context, path string, opts Options) (*Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	how := unix.LOCK_EX
+	if opts.Shared {
+		how = unix.LOCK_SH
+	}
+	delay := 5 * time.Millisecond
+	for {
+		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
+		if err == nil {
+			return &Lock{f: f}, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		if opts.NoWait {
+			f.Close()
+			return nil, ErrLocked
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			what := opts.Waiting
+			if what == "" {
+				what = "another rigor process"
+			}
+			return nil, fmt.Errorf("waiting for %s (%s): %w", what, path, ctx.Err())
+		case <-time.After(delay):
+		}
+		if delay < 200*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+// Unlock releases the lock.
+func (l *Lock) Unlock() {
+	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
+	l.f.Close()
+}
