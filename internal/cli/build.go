@@ -47,39 +47,6 @@ Examples:
   rigor build bench/kv -j 4`
 }
 
-// lockedExperiment loads the experiment id and its lock entry, refusing an
-// unlocked or stale experiment as run does.
-func (e *env) lockedExperiment(id string) (*spec.Set, *spec.Experiment, *lock.Entry, error) {
-	set, x, _, err := e.findOne(id)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if x.ID != id {
-		return nil, nil, nil, withHint(fmt.Errorf("%q is a point; this command takes an experiment id", id), "use "+x.ID)
-	}
-	f, err := lock.Read(set.Root, x.Package)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil, withHint(fmt.Errorf("%s is not locked (no %s)", x.ID, filepath.ToSlash(relTo(lock.Path(set.Root, x.Package), e.wd))), "run 'rigor lock "+x.ID+"'")
-	}
-	if err != nil {
-		var pe *lock.ParseError
-		if errors.As(err, &pe) {
-			return nil, nil, nil, withHint(err, pe.Hint())
-		}
-		return nil, nil, nil, err
-	}
-	entry := f.Experiments[x.ID]
-	if entry == nil {
-		return nil, nil, nil, withHint(fmt.Errorf("%s is not locked (no entry in %s)", x.ID, filepath.ToSlash(relTo(lock.Path(set.Root, x.Package), e.wd))), "run 'rigor lock "+x.ID+"'")
-	}
-	for _, s := range lock.Check(set) {
-		if s.ID == x.ID {
-			return nil, nil, nil, withHint(fmt.Errorf("the lock of %s is stale: %s", x.ID, strings.Join(s.Reasons, "; ")), "run 'rigor lock "+x.ID+"'")
-		}
-	}
-	return set, x, entry, nil
-}
-
 func relTo(p, wd string) string {
 	if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
 		return rel
@@ -118,7 +85,7 @@ func buildOptionsOf(root string, x *spec.Experiment, entry *lock.Entry) (llamacp
 }
 
 func (c *buildCmd) Run(e *env) error {
-	set, x, entry, err := e.lockedExperiment(c.ID)
+	set, x, _, entry, err := e.lockedExperiment(c.ID, false)
 	if err != nil {
 		return err
 	}

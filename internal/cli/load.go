@@ -1,9 +1,15 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/rigorbench/rigor/internal/gitsrc"
+	"github.com/rigorbench/rigor/internal/lock"
 
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -87,4 +93,38 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// lockedExperiment loads the experiment (or, with points, the point) an id
+// names and its lock entry, refusing an unlocked or stale experiment: run,
+// build and pull all need every input pinned.
+func (e *env) lockedExperiment(id string, points bool) (*spec.Set, *spec.Experiment, []*spec.Point, *lock.Entry, error) {
+	set, x, pts, err := e.findOne(id)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if x.ID != id && !points {
+		return nil, nil, nil, nil, withHint(fmt.Errorf("%q is a point; this command takes an experiment id", id), "use "+x.ID)
+	}
+	f, err := lock.Read(set.Root, x.Package)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil, nil, withHint(fmt.Errorf("%s is not locked (no %s)", x.ID, filepath.ToSlash(relTo(lock.Path(set.Root, x.Package), e.wd))), "run 'rigor lock "+x.ID+"'")
+	}
+	if err != nil {
+		var pe *lock.ParseError
+		if errors.As(err, &pe) {
+			return nil, nil, nil, nil, withHint(err, pe.Hint())
+		}
+		return nil, nil, nil, nil, err
+	}
+	entry := f.Experiments[x.ID]
+	if entry == nil {
+		return nil, nil, nil, nil, withHint(fmt.Errorf("%s is not locked (no entry in %s)", x.ID, filepath.ToSlash(relTo(lock.Path(set.Root, x.Package), e.wd))), "run 'rigor lock "+x.ID+"'")
+	}
+	for _, s := range lock.CheckWith(set, lock.CheckOptions{Cache: gitsrc.CacheDir()}) {
+		if s.ID == x.ID {
+			return nil, nil, nil, nil, withHint(fmt.Errorf("the lock of %s is stale: %s", x.ID, strings.Join(s.Reasons, "; ")), "run 'rigor lock "+x.ID+"' to re-resolve it")
+		}
+	}
+	return set, x, pts, entry, nil
 }

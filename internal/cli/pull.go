@@ -41,7 +41,7 @@ Examples:
 }
 
 func (c *pullCmd) Run(e *env) error {
-	set, x, entry, err := e.lockedExperiment(c.ID)
+	set, x, _, entry, err := e.lockedExperiment(c.ID, false)
 	if err != nil {
 		return err
 	}

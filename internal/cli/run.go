@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 	"time"
 
@@ -79,30 +78,12 @@ func (e *runFailedError) ExitCode() int {
 }
 
 func (c *runCmd) Run(e *env) error {
-	set, x, points, err := e.findOne(c.ID)
+	set, x, points, entry, err := e.lockedExperiment(c.ID, true)
 	if err != nil {
 		return err
 	}
 	root := set.Root
-	lf, err := lock.Read(root, x.Package)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return withHint(err, "repair or delete the lockfile, then run 'rigor lock "+x.ID+"'")
-	}
-	var entry *lock.Entry
-	if lf != nil {
-		entry = lf.Experiments[x.ID]
-	}
-	if entry == nil {
-		return withHint(fmt.Errorf("%s is not locked", x.ID), "run 'rigor lock "+x.ID+"' first: a run needs every input pinned")
-	}
 	cache := gitsrc.CacheDir()
-	if stale := lock.CheckWith(set, lock.CheckOptions{Cache: cache}); len(stale) > 0 {
-		for _, s := range stale {
-			if s.ID == x.ID {
-				return withHint(fmt.Errorf("the lock of %s is stale: %s", x.ID, strings.Join(s.Reasons, "; ")), "run 'rigor lock "+x.ID+"' to re-resolve, then run again")
-			}
-		}
-	}
 	hfCache, _ := hf.CacheDir()
 
 	if c.DryRun {
