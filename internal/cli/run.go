@@ -14,7 +14,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/all"
 	"github.com/rigorbench/rigor/engine/nodellama"
 	"github.com/rigorbench/rigor/internal/compare"
@@ -87,7 +86,7 @@ func (c *runCmd) Run(e *env) error {
 	hfCache, _ := hf.CacheDir()
 
 	if c.DryRun {
-		return c.dryRun(e, x, points, entry, hfCache)
+		return c.dryRun(e, root, x, points, entry, hfCache)
 	}
 
 	store := results.Open(root)
@@ -247,8 +246,9 @@ func explainPrepare(err error) error {
 }
 
 // dryRun prints the plan of every point with the paths a run would use.
-func (c *runCmd) dryRun(e *env, x *spec.Experiment, points []*spec.Point, entry *lock.Entry, hfCache string) error {
-	in := engine.Inputs{Model: entry.EntryModel(hfCache)}
+func (c *runCmd) dryRun(e *env, root string, x *spec.Experiment, points []*spec.Point, entry *lock.Entry, hfCache string) error {
+	r := &run.Runner{Root: root, Cache: gitsrc.CacheDir(), HFCache: hfCache, Offline: true}
+	in := r.CachedInputs(context.Background(), x, entry)
 	for i, p := range points {
 		if i > 0 {
 			fmt.Fprintln(e.stdout)
@@ -258,6 +258,9 @@ func (c *runCmd) dryRun(e *env, x *spec.Experiment, points []*spec.Point, entry 
 			return err
 		}
 		fmt.Fprintf(e.stdout, "# %s (dry run: nothing is started)\n", p.ID)
+		if in.BinDir == "" {
+			fmt.Fprintf(e.stdout, "# <engine> is built or installed by the run\n")
+		}
 		writePlan(e.stdout, plan)
 	}
 	return nil

@@ -585,7 +585,11 @@ func Compare(a, b Side, opts Options) (*Report, error) {
 		slices.SortStableFunc(ps, comparePoints)
 		for _, p := range ps {
 			if !x.matched[p] {
-				*x.out = append(*x.out, p.label)
+				label := p.label
+				if label == "" {
+					label = "(no sweep)"
+				}
+				*x.out = append(*x.out, label)
 			}
 		}
 	}

@@ -146,15 +146,7 @@ func (r *Runner) prepareEngine(ctx context.Context, x *spec.Experiment, entry *l
 			return nil
 		}
 		p.Engine.Source = src.Git
-		var patches []llamacpp.PatchInput
-		for _, pl := range el.Patches {
-			patches = append(patches, llamacpp.PatchInput{Path: filepath.Join(r.Root, filepath.FromSlash(pl.Path)), SHA256: pl.SHA256})
-		}
-		bo := llamacpp.BuildOptions{
-			Cache: r.Cache, URL: r.gitURL(src.Git), Commit: el.Commit, Patches: patches,
-			Recipe: s.Engine.Build, Fork: s.Engine.Family, RPC: s.Engine.RPC != nil,
-			Offline: r.Offline, Progress: r.BuildProgress, Log: r.BuildLog,
-		}
+		bo := r.buildOptions(x, entry)
 		b, err := llamacpp.LookupBuild(ctx, bo)
 		if err != nil || b == nil {
 			r.say("building %s at %s", s.Engine.Family, short(el.Commit))
@@ -205,6 +197,40 @@ func (r *Runner) prepareEngine(ctx context.Context, x *spec.Experiment, entry *l
 		return fmt.Errorf("unknown engine family %q", s.Engine.Family)
 	}
 	return nil
+}
+
+// buildOptions are the build inputs of a llama.cpp experiment built from
+// git.
+func (r *Runner) buildOptions(x *spec.Experiment, entry *lock.Entry) llamacpp.BuildOptions {
+	s := x.Spec
+	var patches []llamacpp.PatchInput
+	for _, pl := range entry.Engine.Patches {
+		patches = append(patches, llamacpp.PatchInput{Path: filepath.Join(r.Root, filepath.FromSlash(pl.Path)), SHA256: pl.SHA256})
+	}
+	return llamacpp.BuildOptions{
+		Cache: r.Cache, URL: r.gitURL(s.Engine.Source.Git), Commit: entry.Engine.Commit, Patches: patches,
+		Recipe: s.Engine.Build, Fork: s.Engine.Family, RPC: s.Engine.RPC != nil,
+		Offline: r.Offline, Progress: r.BuildProgress, Log: r.BuildLog,
+	}
+}
+
+// CachedInputs returns what a run would use without building or installing
+// anything: the model path, and the engine's bin directory when a build is
+// already cached or the engine is prebuilt. For --dry-run.
+func (r *Runner) CachedInputs(ctx context.Context, x *spec.Experiment, entry *lock.Entry) engine.Inputs {
+	in := engine.Inputs{Model: r.abs(entry.EntryModel(r.HFCache))}
+	s := x.Spec
+	switch s.Engine.Family {
+	case spec.FamilyLlamaCpp, spec.FamilyIkLlamaCpp:
+		if s.Engine.Source.Path != "" {
+			if b, err := llamacpp.Prebuilt(r.abs(s.Engine.Source.Path)); err == nil {
+				in.BinDir = b.BinDir
+			}
+		} else if b, err := llamacpp.LookupBuild(ctx, r.buildOptions(x, entry)); err == nil && b != nil {
+			in.BinDir = b.BinDir
+		}
+	}
+	return in
 }
 
 func (r *Runner) gitURL(u string) string {
