@@ -271,7 +271,19 @@ func (r *Runner) prepareModel(ctx context.Context, x *spec.Experiment, entry *lo
 			return err
 		}
 		if got[0].SHA256 != m.Synthetic.SHA256 {
-			return &ModelError{Path: path, Want: m.Synthetic.SHA256, Got: got[0].SHA256, Experiment: x.ID}
+			// The file in the cache was damaged: the model is a pure
+			// function of its spec, so write it again and check again.
+			p.Warnings = append(p.Warnings, fmt.Sprintf("the cached synthetic model %s had sha256 %s; it was written again", path, got[0].SHA256))
+			r.say("the cached synthetic model does not match the lock: writing it again")
+			if err := writeSynthetic(path, x.Spec.Model.Synthetic); err != nil {
+				return err
+			}
+			if got, err = h.Hash(ctx, []string{path}); err != nil {
+				return err
+			}
+			if got[0].SHA256 != m.Synthetic.SHA256 {
+				return &ModelError{Path: path, Want: m.Synthetic.SHA256, Got: got[0].SHA256, Experiment: x.ID}
+			}
 		}
 		p.Model.Files = []results.File{{Path: filepath.Base(path), Size: m.Synthetic.Size, SHA256: m.Synthetic.SHA256, GGUF: m.Synthetic.GGUF}}
 		return nil
