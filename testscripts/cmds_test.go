@@ -36,6 +36,28 @@ func survivors(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: survivors DIR")
 	}
 	dir := ts.MkAbs(args[0])
+	// A killed process takes a moment to go: look again for up to two
+	// seconds before reporting survivors.
+	var alive []string
+	for i := 0; i < 40; i++ {
+		if alive = processesUnder(dir); len(alive) == 0 || neg {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if neg {
+		if len(alive) == 0 {
+			ts.Fatalf("no process of %s is running", dir)
+		}
+		return
+	}
+	if len(alive) > 0 {
+		ts.Fatalf("processes left behind:\n%s", strings.Join(alive, "\n"))
+	}
+}
+
+// processesUnder lists the live processes whose executable is under dir.
+func processesUnder(dir string) []string {
 	entries, _ := os.ReadDir("/proc")
 	var alive []string
 	for _, e := range entries {
@@ -53,15 +75,7 @@ func survivors(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		alive = append(alive, fmt.Sprintf("%d %s", pid, exe))
 	}
-	if neg {
-		if len(alive) == 0 {
-			ts.Fatalf("no process of %s is running", dir)
-		}
-		return
-	}
-	if len(alive) > 0 {
-		ts.Fatalf("processes left behind:\n%s", strings.Join(alive, "\n"))
-	}
+	return alive
 }
 
 func waitport(ts *testscript.TestScript, neg bool, args []string) {

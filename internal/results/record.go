@@ -67,7 +67,7 @@ type Run struct {
 	IgnoredRequires bool `json:"ignoredRequires,omitempty"`
 
 	Start  time.Time `json:"start"`
-	End    time.Time `json:"end"`
+	End    time.Time `json:"end,omitzero"`
 	Status string    `json:"status"`
 	// Error is the reason for a status other than ok.
 	Error string `json:"error,omitempty"`

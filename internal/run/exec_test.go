@@ -126,9 +126,22 @@ func newFixture(t *testing.T, workers int, extra map[string]string) fixture {
 	return f
 }
 
-// survivors returns the pids recorded by children that are still alive.
+// survivors returns the pids recorded by children that are still alive. A
+// killed process takes a moment to go, so it looks again for up to a
+// second before reporting.
 func (f fixture) survivors(t *testing.T) []string {
 	t.Helper()
+	var alive []string
+	for i := 0; i < 20; i++ {
+		if alive = f.alive(); len(alive) == 0 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return alive
+}
+
+func (f fixture) alive() []string {
 	var alive []string
 	files, _ := filepath.Glob(filepath.Join(f.piddir, "*.pid"))
 	for _, file := range files {
