@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -198,20 +199,27 @@ func describe(r *results.Run) string {
 	return s
 }
 
-// printSummary writes each run's key metrics with their spread.
+// printSummary writes each run's metrics with their spread: names
+// left-aligned, values right-aligned.
 func printSummary(e *env, runs []*results.Run) {
 	for _, r := range runs {
 		fmt.Fprintf(e.stdout, "%s  %s  %s\n", r.Point, r.ID, r.Status)
+		type line struct{ name, value, spread string }
+		var lines []line
+		nw, vw := 0, 0
 		for _, m := range r.Metrics {
 			// engine* metrics are the engine's own performance counters
 			// (node-llama-cpp), printed beside the runner's timing.
-			n := len(m.Samples)
-			spread := ""
-			if n > 1 {
+			l := line{name: strings.TrimSpace(m.Name + " " + m.Test), value: fmt.Sprintf("%.4g %s", m.Value, m.Unit)}
+			if n := len(m.Samples); n > 1 {
 				lo, hi := minMax(m.Samples)
-				spread = fmt.Sprintf("  (n=%d, min %.4g, max %.4g, ± %.1f%%)", n, lo, hi, 100*m.Stddev/nonZero(m.Value))
+				l.spread = fmt.Sprintf("  (n=%d, min %.4g, max %.4g, ± %.1f%%)", n, lo, hi, 100*m.Stddev/nonZero(m.Value))
 			}
-			fmt.Fprintf(e.stdout, "  %-10s %-12s %10.4g %s%s\n", m.Name, m.Test, m.Value, m.Unit, spread)
+			nw, vw = max(nw, len(l.name)), max(vw, len(l.value))
+			lines = append(lines, l)
+		}
+		for _, l := range lines {
+			fmt.Fprintf(e.stdout, "  %-*s  %*s%s\n", nw, l.name, vw, l.value, l.spread)
 		}
 	}
 }
