@@ -193,6 +193,17 @@ func (r *Runner) prepareEngine(ctx context.Context, x *spec.Experiment, entry *l
 		default:
 			p.Engine.Source = src.Path
 		}
+		// What vLLM is this: `vllm --version`, and the digest of the
+		// environment's installed packages as its build identity.
+		facts, err := vllm.Describe(ctx, src)
+		if err != nil {
+			return err
+		}
+		p.Engine.Version = facts.Version
+		p.Engine.BuildID = facts.PackagesDigest
+		if p.Engine.BuildID == "" && facts.ExecutableSHA256 != "" {
+			p.Engine.BuildID = "sha256:" + facts.ExecutableSHA256
+		}
 	default:
 		return fmt.Errorf("unknown engine family %q", s.Engine.Family)
 	}
