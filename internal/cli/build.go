@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -121,10 +120,7 @@ func (c *buildCmd) Run(e *env) error {
 		}
 	}
 	if c.JSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(b)
+		return e.printJSON(b)
 	}
 	if b.ID != "" {
 		fmt.Fprintf(e.stdout, "build: %s\n", b.ID)

@@ -46,7 +46,7 @@ func (c *cacheListCmd) Run(e *env) error {
 		return err
 	}
 	if c.JSON {
-		return writeCacheJSON(e.stdout, items)
+		return e.printJSON(items)
 	}
 	if len(items) == 0 {
 		fmt.Fprintf(e.stderr, "rigor: no builds in %s\n", buildCache().Dir())
@@ -76,7 +76,7 @@ func (c *cachePruneCmd) Run(e *env) error {
 		return err
 	}
 	if c.JSON {
-		return writeCacheJSON(e.stdout, removed)
+		return e.printJSON(removed)
 	}
 	var size int64
 	for _, it := range removed {
@@ -129,16 +129,6 @@ func (e *env) usedBuilds() (map[string]bool, error) {
 }
 
 func buildCache() buildcache.Cache { return buildcache.Cache{Root: gitsrc.CacheDir()} }
-
-func writeCacheJSON(w io.Writer, items []buildcache.Item) error {
-	if items == nil {
-		items = []buildcache.Item{}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(items)
-}
 
 // printCacheItems prints one line per entry: id, state, size, engine,
 // commit, patches, backend and creation time.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -151,9 +150,7 @@ func (c *importCmd) Run(e *env) error {
 		if outs == nil {
 			outs = []importedOut{}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(outs); err != nil {
+		if err := e.printJSON(outs); err != nil {
 			return err
 		}
 		return commitErr

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -52,12 +51,10 @@ func (c *listCmd) Run(e *env) error {
 		entries = append(entries, le)
 	}
 	if c.JSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
 		if entries == nil {
 			entries = []listEntry{}
 		}
-		if err := enc.Encode(entries); err != nil {
+		if err := e.printJSON(entries); err != nil {
 			return err
 		}
 	} else {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -127,4 +128,13 @@ func (e *env) lockedExperiment(id string, points bool) (*spec.Set, *spec.Experim
 		}
 	}
 	return set, x, pts, entry, nil
+}
+
+// printJSON writes v to stdout as indented JSON, without HTML escaping (a
+// constraint reads >=32, not \u003e=32).
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -138,10 +137,7 @@ func (c *lockCmd) Run(e *env) error {
 		if out.Written == nil {
 			out.Written = []string{}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(out); err != nil {
+		if err := e.printJSON(out); err != nil {
 			return err
 		}
 	} else {
@@ -199,10 +195,7 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		if stale == nil {
 			stale = []lock.Stale{}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(stale); err != nil {
+		if err := e.printJSON(stale); err != nil {
 			return err
 		}
 	} else {

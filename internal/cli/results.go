@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -91,9 +90,7 @@ func (c *resultsCmd) Run(e *env) error {
 		rows = append(rows, row)
 	}
 	if c.JSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return e.printJSON(rows)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(e.stderr, "rigor: no runs recorded in %s/ yet ('rigor run ID' records one)\n", results.Dir)

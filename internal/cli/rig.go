@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -48,10 +47,7 @@ func (c *rigCmd) Run(e *env) error {
 	if c.JSON {
 		out := *r
 		out.Notes = nil
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(out)
+		return e.printJSON(out)
 	}
 	printRig(e, r)
 	return nil
@@ -122,10 +118,7 @@ func (c *rigCmd) check(e *env, r *rig.Rig) error {
 		for _, m := range ms {
 			out = append(out, rigMismatch{Pos: spec.FormatPos(m.Pos, e.wd), Mismatch: m})
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(out); err != nil {
+		if err := e.printJSON(out); err != nil {
 			return err
 		}
 	} else {

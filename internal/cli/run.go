@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -166,12 +165,10 @@ func (c *runCmd) Run(e *env) error {
 	}
 	runErr := r.Run(ctx, set, prep, points, sink)
 	if c.JSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
 		if written == nil {
 			written = []*results.Run{}
 		}
-		enc.Encode(written)
+		e.printJSON(written)
 	} else {
 		printSummary(e, written)
 		compareWithPrevious(e, previous, written)

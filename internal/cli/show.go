@@ -147,9 +147,7 @@ func (c *showCmd) Run(e *env) error {
 		out.Points = append(out.Points, showPoint{ID: p.ID, Swept: p.SweptMap(), Digest: p.Digest, Config: p.SpecJSON(), Plan: plan})
 	}
 	if c.JSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return e.printJSON(out)
 	}
 	w := e.stdout
 	for i, sp := range out.Points {

@@ -245,8 +245,11 @@ func ToLocalMaxxing(rec Record) (*LocalMaxxing, error) {
 		}
 	}
 	d.ID, d.CreatedAt = "", ""
+	if miss := d.missing(true); len(miss) > 0 {
+		return nil, refuse("the record does not know what LocalMaxxing requires (" + strings.Join(miss, ", ") + "); rigor does not invent values")
+	}
 	if err := d.validate(); err != nil {
-		return nil, refuse("the record does not know what LocalMaxxing requires (" + missingLM(d) + "); rigor does not invent values")
+		return nil, refuse(err.Error())
 	}
 	return d, nil
 }
@@ -273,54 +276,6 @@ func equalSlices(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-// missingLM lists the required fields a speed test lacks.
-func missingLM(d *LocalMaxxing) string {
-	var miss []string
-	if d.HfID == "" {
-		miss = append(miss, "hfId")
-	}
-	if d.EngineName == "" {
-		miss = append(miss, "engineName")
-	}
-	if d.Quantization == "" {
-		miss = append(miss, "quantization")
-	}
-	if d.TokSOut == nil {
-		miss = append(miss, "tokSOut")
-	}
-	if d.TokSPrefill == nil && d.TokSTotal == nil && d.TtftMs == nil && d.PeakVramGb == nil {
-		miss = append(miss, "one of tokSPrefill/tokSTotal/ttftMs/peakVramGb")
-	}
-	h := d.Hardware
-	if h == nil {
-		return strings.Join(append(miss, "hardware"), ", ")
-	}
-	if h.HwClass == "" {
-		miss = append(miss, "hardware.hwClass")
-	}
-	if h.HwClass == "DISCRETE_GPU" {
-		if h.GpuName == "" {
-			miss = append(miss, "hardware.gpuName")
-		}
-		if h.GpuCount == nil {
-			miss = append(miss, "hardware.gpuCount")
-		}
-		if h.VramGb == nil {
-			miss = append(miss, "hardware.vramGb")
-		}
-	}
-	if h.Cpu == "" {
-		miss = append(miss, "hardware.cpu")
-	}
-	if h.RamGb == nil {
-		miss = append(miss, "hardware.ramGb")
-	}
-	if h.Os == "" {
-		miss = append(miss, "hardware.os")
-	}
-	return strings.Join(miss, ", ")
 }
 
 // workload returns the prompt and output token counts of a spec.

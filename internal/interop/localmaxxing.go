@@ -74,8 +74,10 @@ var lmModelled = map[string]bool{"id": true, "createdAt": true, "hfId": true, "m
 	"quantization": true, "tokSOut": true, "tokSPrefill": true, "tokSTotal": true, "ttftMs": true,
 	"peakVramGb": true, "notes": true}
 
-// validate checks the fields LocalMaxxing requires.
-func (d *LocalMaxxing) validate() error {
+// missing lists the required fields d lacks. strict adds what LocalMaxxing
+// requires of a submission beyond what an import needs to make a record:
+// one of the secondary speeds, and the hardware details.
+func (d *LocalMaxxing) missing(strict bool) []string {
 	var miss []string
 	if d.HfID == "" {
 		miss = append(miss, "hfId")
@@ -89,12 +91,45 @@ func (d *LocalMaxxing) validate() error {
 	if d.TokSOut == nil {
 		miss = append(miss, "tokSOut")
 	}
-	if d.Hardware == nil {
-		miss = append(miss, "hardware")
-	} else if d.Hardware.HwClass == "" {
+	if strict && d.TokSPrefill == nil && d.TokSTotal == nil && d.TtftMs == nil && d.PeakVramGb == nil {
+		miss = append(miss, "one of tokSPrefill/tokSTotal/ttftMs/peakVramGb")
+	}
+	h := d.Hardware
+	if h == nil {
+		return append(miss, "hardware")
+	}
+	if h.HwClass == "" {
 		miss = append(miss, "hardware.hwClass")
 	}
-	if len(miss) > 0 {
+	if !strict {
+		return miss
+	}
+	if h.HwClass == "DISCRETE_GPU" {
+		if h.GpuName == "" {
+			miss = append(miss, "hardware.gpuName")
+		}
+		if h.GpuCount == nil {
+			miss = append(miss, "hardware.gpuCount")
+		}
+		if h.VramGb == nil {
+			miss = append(miss, "hardware.vramGb")
+		}
+	}
+	if h.Cpu == "" {
+		miss = append(miss, "hardware.cpu")
+	}
+	if h.RamGb == nil {
+		miss = append(miss, "hardware.ramGb")
+	}
+	if h.Os == "" {
+		miss = append(miss, "hardware.os")
+	}
+	return miss
+}
+
+// validate checks the fields LocalMaxxing requires.
+func (d *LocalMaxxing) validate() error {
+	if miss := d.missing(false); len(miss) > 0 {
 		return fmt.Errorf("required fields missing: %s", strings.Join(miss, ", "))
 	}
 	if *d.TokSOut <= 0 {
