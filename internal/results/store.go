@@ -430,32 +430,15 @@ func (s *Store) Find(id string) (string, error) {
 	if err := checkRunID(id); err != nil {
 		return "", err
 	}
-	var found []string
-	err := filepath.WalkDir(s.Dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == s.Dir && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
-			return err
-		}
-		if d.IsDir() {
-			if path != s.Dir {
-				if d.Name() == id || strings.HasPrefix(d.Name(), ".") {
-					return fs.SkipDir
-				}
-				if _, err := os.Lstat(path + ".json"); err == nil {
-					return fs.SkipDir
-				}
-			}
-			return nil
-		}
-		if d.Name() == id+".json" {
-			found = append(found, path)
-		}
-		return nil
-	})
+	paths, err := s.recordPaths("")
 	if err != nil {
 		return "", fmt.Errorf("finding run %s: %w", id, err)
+	}
+	var found []string
+	for _, p := range paths {
+		if filepath.Base(p) == id+".json" {
+			found = append(found, p)
+		}
 	}
 	switch len(found) {
 	case 0:
