@@ -375,18 +375,16 @@ func Groups(set *spec.Set, x *spec.Experiment, points []*spec.Point) []group {
 	fam := x.Spec.Engine.Family
 	if len(points) > 1 && (fam == spec.FamilyLlamaCpp || fam == spec.FamilyIkLlamaCpp) {
 		t := set.FlagTable(fam, "flags")
-		bt := set.FlagTable(fam, "bench")
 		ok := true
 		names := map[string]bool{}
 		for _, p := range points {
 			for _, a := range p.Axes {
 				var d spec.FlagDef
 				var found bool
-				switch a.Section {
-				case "flags":
+				// Only flags: a swept -p or -n would split a point's pp
+				// and tg rows apart (a tg row reports n_prompt 0).
+				if a.Section == "flags" {
 					d, found = t.Lookup(a.Name)
-				case "bench":
-					d, found = bt.Lookup(a.Name)
 				}
 				if !found || !d.Sweep {
 					ok = false
@@ -597,11 +595,7 @@ type verdict struct {
 func (v verdict) metricsFor(p *spec.Point) []results.Metric {
 	flags := map[string]any{}
 	for _, a := range p.Axes {
-		d := a.Name
-		if a.Section == "bench" {
-			d = a.Name
-		}
-		flags[d] = spec.RenderValue(a.Value)
+		flags[a.Name] = spec.RenderValue(a.Value)
 	}
 	key, fields, err := llamacpp.FlagKey(flags)
 	if err != nil {
