@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/internal/compare"
+	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -139,7 +140,7 @@ func cut(s string, n int) string {
 // the first one, as the mean of its samples (the value when it has none).
 func pickMetric(r *results.Run) *keyMetric {
 	var m *results.Metric
-	for _, name := range []string{"tokSOut", "tokSPrompt"} {
+	for _, name := range []string{metric.TokSOut, metric.TokSPrompt} {
 		for i := range r.Metrics {
 			if r.Metrics[i].Name == name {
 				m = &r.Metrics[i]

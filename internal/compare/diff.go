@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -424,17 +425,7 @@ func runOrder(a, b *results.Run) int {
 // direction returns the metric's direction, or the one its name implies
 // when the record has none.
 func direction(m results.Metric) string {
-	switch m.Direction {
-	case results.HigherIsBetter, results.LowerIsBetter:
-		return m.Direction
-	}
-	switch {
-	case strings.HasPrefix(m.Name, "tokS"):
-		return results.HigherIsBetter
-	case strings.HasSuffix(m.Name, "Ms"), strings.HasSuffix(m.Name, "Gb"):
-		return results.LowerIsBetter
-	}
-	return ""
+	return metric.Direction(m.Name, m.Unit, m.Direction)
 }
 
 // sweptKey returns the canonical key of a point's swept values (numbers

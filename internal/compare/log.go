@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -160,9 +161,9 @@ func Log(runs []results.Run) *History {
 	// tokSOut first, then tokSPrompt, then the rest as they came.
 	rank := func(k string) int {
 		switch {
-		case strings.HasPrefix(k, "tokSOut"):
+		case strings.HasPrefix(k, metric.TokSOut+" ") || k == metric.TokSOut:
 			return 0
-		case strings.HasPrefix(k, "tokSPrompt"):
+		case strings.HasPrefix(k, metric.TokSPrompt+" ") || k == metric.TokSPrompt:
 			return 1
 		}
 		return 2
@@ -172,7 +173,7 @@ func Log(runs []results.Run) *History {
 
 	// The chart: the first tokSOut key, one series per point, a gap where
 	// a run of the point has no value (a failed run).
-	if len(h.Metrics) > 0 && strings.HasPrefix(h.Metrics[0], "tokSOut") {
+	if len(h.Metrics) > 0 && (strings.HasPrefix(h.Metrics[0], metric.TokSOut+" ") || h.Metrics[0] == metric.TokSOut) {
 		k := h.Metrics[0]
 		c := &Chart{Metric: k}
 		idx := map[string]int{}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -216,11 +217,11 @@ func ToLocalMaxxing(rec Record) (*LocalMaxxing, error) {
 			*dst = fptr(m.Value)
 		}
 	}
-	set(&d.TokSOut, "tokSOut")
-	set(&d.TokSPrefill, "tokSPrompt")
-	set(&d.TokSTotal, "tokSTotal")
-	set(&d.TtftMs, "ttftMs")
-	set(&d.PeakVramGb, "peakVramGb")
+	set(&d.TokSOut, metric.TokSOut)
+	set(&d.TokSPrefill, metric.TokSPrompt)
+	set(&d.TokSTotal, metric.TokSTotal)
+	set(&d.TtftMs, metric.TTFTMs)
+	set(&d.PeakVramGb, metric.PeakVRAMGB)
 	if r.Notes != "" && d.Notes == "" {
 		d.Notes = r.Notes
 	}
@@ -434,25 +435,25 @@ func ToRegistry(rec Record, now time.Time) (*RegistrySweep, error) {
 	if v, ok := toInt(s.Flags["maxNumSeqs"]); ok && s.Engine.Family == spec.FamilyVLLM {
 		row["concurrency"] = v
 	}
-	for _, f := range []struct{ field, metric string }{{"prefill_tok_s", "tokSPrompt"}, {"decode_tok_s", "tokSOut"}, {"ttft_ms_p50", "ttftMs"}, {"peak_vram_gb", "peakVramGb"}} {
+	for _, f := range []struct{ field, metric string }{{"prefill_tok_s", metric.TokSPrompt}, {"decode_tok_s", metric.TokSOut}, {"ttft_ms_p50", metric.TTFTMs}, {"peak_vram_gb", metric.PeakVRAMGB}} {
 		m, ok := metricOf(r, f.metric)
 		switch {
 		case !ok:
 			unknown(f.field, "not-measured-by-this-run")
-		case f.metric == "ttftMs" && len(m.Samples) == 0:
+		case f.metric == metric.TTFTMs && len(m.Samples) == 0:
 			// a mean is not a median: only samples give the p50
-			if med, ok := metricOf(r, "ttftMsMedian"); ok {
+			if med, ok := metricOf(r, metric.TTFTMs+"Median"); ok {
 				row[f.field] = med.Value
 			} else {
 				unknown(f.field, "median-not-recorded")
 			}
-		case f.metric == "ttftMs":
+		case f.metric == metric.TTFTMs:
 			row[f.field] = median(m.Samples)
 		default:
 			row[f.field] = m.Value
 		}
 	}
-	if m, ok := metricOf(r, "tokSOut"); ok && len(m.Samples) > 0 {
+	if m, ok := metricOf(r, metric.TokSOut); ok && len(m.Samples) > 0 {
 		row["samples"] = len(m.Samples)
 	}
 	return &RegistrySweep{SchemaVersion: RegistrySchema, ID: recipe + "-sweep", RecipeID: recipe,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -248,15 +249,15 @@ func lmTest(p *spec.Point, d *LocalMaxxing, name string) string {
 		return mode
 	}
 	switch name {
-	case "tokSOut":
+	case metric.TokSOut:
 		if d.OutputTokens != nil {
 			return "tg" + strconv.Itoa(*d.OutputTokens)
 		}
-	case "tokSPrompt", "ttftMs":
+	case metric.TokSPrompt, metric.TTFTMs:
 		if d.PromptTokens != nil {
 			return "pp" + strconv.Itoa(*d.PromptTokens)
 		}
-	case "tokSTotal":
+	case metric.TokSTotal:
 		if d.PromptTokens != nil && d.OutputTokens != nil {
 			return "pp" + strconv.Itoa(*d.PromptTokens) + "+tg" + strconv.Itoa(*d.OutputTokens)
 		}
@@ -271,11 +272,11 @@ func lmMetrics(d *LocalMaxxing, p *spec.Point) []results.Metric {
 			out = append(out, results.Metric{Name: name, Test: lmTest(p, d, name), Unit: unit, Direction: dir, Value: *v})
 		}
 	}
-	add("tokSOut", "tok/s", results.HigherIsBetter, d.TokSOut)
-	add("tokSPrompt", "tok/s", results.HigherIsBetter, d.TokSPrefill)
-	add("tokSTotal", "tok/s", results.HigherIsBetter, d.TokSTotal)
-	add("ttftMs", "ms", results.LowerIsBetter, d.TtftMs)
-	add("peakVramGb", "GB", results.LowerIsBetter, d.PeakVramGb)
+	add(metric.TokSOut, metric.TokPerSec, results.HigherIsBetter, d.TokSOut)
+	add(metric.TokSPrompt, metric.TokPerSec, results.HigherIsBetter, d.TokSPrefill)
+	add(metric.TokSTotal, metric.TokPerSec, results.HigherIsBetter, d.TokSTotal)
+	add(metric.TTFTMs, metric.Ms, results.LowerIsBetter, d.TtftMs)
+	add(metric.PeakVRAMGB, metric.GB, results.LowerIsBetter, d.PeakVramGb)
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -245,10 +246,10 @@ func (c *conv) registrySweep(rec *registryRecord) ([]Imported, error) {
 				r.Metrics = append(r.Metrics, results.Metric{Name: name, Test: test, Unit: unit, Direction: dir, Value: *v})
 			}
 		}
-		add("tokSOut", "tok/s", results.HigherIsBetter, row.DecodeTokS)
-		add("tokSPrompt", "tok/s", results.HigherIsBetter, row.PrefillTokS)
-		add("ttftMs", "ms", results.LowerIsBetter, row.TtftMsP50)
-		add("peakVramGb", "GB", results.LowerIsBetter, row.PeakVramGb)
+		add(metric.TokSOut, metric.TokPerSec, results.HigherIsBetter, row.DecodeTokS)
+		add(metric.TokSPrompt, metric.TokPerSec, results.HigherIsBetter, row.PrefillTokS)
+		add(metric.TTFTMs, metric.Ms, results.LowerIsBetter, row.TtftMsP50)
+		add(metric.PeakVRAMGB, metric.GB, results.LowerIsBetter, row.PeakVramGb)
 	}
 	return []Imported{{Run: r, Raw: c.raw()}}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -308,7 +309,7 @@ func seedMetric(sr seedRun, p *spec.Point) (results.Metric, error) {
 	if sr.PromptTokens != nil && *sr.PromptTokens > 0 {
 		test += "@pp" + strconv.Itoa(*sr.PromptTokens)
 	}
-	m := results.Metric{Name: "tokSOut", Test: test, Unit: "tok/s", Direction: results.HigherIsBetter, Value: *sr.TokSOut}
+	m := results.Metric{Name: metric.TokSOut, Test: test, Unit: metric.TokPerSec, Direction: results.HigherIsBetter, Value: *sr.TokSOut}
 	if sr.StddevTokSOut != nil {
 		m.Stddev = *sr.StddevTokSOut
 	}
@@ -437,7 +438,7 @@ func (c *conv) seedProbe(s *seedSummary, pr *seedProbe, date time.Time) (*result
 		if !ok {
 			return nil, errors.New("the experiment has no bench.n")
 		}
-		m := results.Metric{Name: "tokSOut", Test: "tg" + strconv.Itoa(n), Unit: "tok/s", Direction: results.HigherIsBetter, Value: *pr.TokSOutWithTiming}
+		m := results.Metric{Name: metric.TokSOut, Test: "tg" + strconv.Itoa(n), Unit: metric.TokPerSec, Direction: results.HigherIsBetter, Value: *pr.TokSOutWithTiming}
 		if reps, ok := benchInt(p, "r"); ok && reps == 1 {
 			m.Samples = []float64{m.Value}
 		}
@@ -449,7 +450,7 @@ func (c *conv) seedProbe(s *seedSummary, pr *seedProbe, date time.Time) (*result
 	}
 	sort.Strings(workers)
 	for _, w := range workers {
-		r.Metrics = append(r.Metrics, results.Metric{Name: "workerOpTotalMs", Test: w, Unit: "ms",
+		r.Metrics = append(r.Metrics, results.Metric{Name: metric.WorkerOpTotalMs, Test: w, Unit: metric.Ms,
 			Direction: results.LowerIsBetter, Value: pr.WorkerTotalsMs[w], Samples: []float64{pr.WorkerTotalsMs[w]}})
 	}
 	var notes []string

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/rig"
 )
 
@@ -143,14 +144,14 @@ type Process struct {
 
 // Direction of a metric: which way is better.
 const (
-	HigherIsBetter = "higher"
-	LowerIsBetter  = "lower"
+	HigherIsBetter = metric.Higher
+	LowerIsBetter  = metric.Lower
 )
 
 // Metric is one measured quantity of one test, with every raw sample.
 //
-// Names are the same across engines: tokSOut (decode tok/s), tokSPrompt
-// (prefill tok/s), tokSTotal, ttftMs, tpotMs, itlMs, latencyMs, peakVramGb.
+// Names are the same across engines (tokSOut, tokSPrompt, tokSTotal,
+// ttftMs, …): [metric.Table] lists them with their units and directions.
 type Metric struct {
 	Name string `json:"name"`
 	// Test names the workload the metric belongs to, in llama-bench's
