@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -568,9 +569,9 @@ func outFlashAttn(v any) int {
 
 // Metric names by kind of test.
 const (
-	outMetricPrompt = "tokSPrompt"
-	outMetricOut    = "tokSOut"
-	outMetricTotal  = "tokSTotal"
+	outMetricPrompt = metric.TokSPrompt
+	outMetricOut    = metric.TokSOut
+	outMetricTotal  = metric.TokSTotal
 )
 
 // Metrics returns the row's throughput as a [results.Metric]: tokSPrompt
@@ -595,7 +596,7 @@ func (r Row) Metrics() []results.Metric {
 	m := results.Metric{
 		Name:      outMetricName(r),
 		Test:      r.Test,
-		Unit:      "tok/s",
+		Unit:      metric.TokPerSec,
 		Direction: results.HigherIsBetter,
 		Value:     value,
 		Stddev:    r.StddevTs,

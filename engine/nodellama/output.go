@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rigorbench/rigor/engine/llamacpp"
+	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -36,7 +37,7 @@ type Outcome struct {
 
 // EngineMetricPrefix prefixes the names of metrics read from llama.cpp's
 // performance counters: "engine" + "TokSOut".
-const EngineMetricPrefix = "engine"
+const EngineMetricPrefix = metric.EnginePrefix
 
 // engineDerived explains the engine-counter metrics in records.
 const engineDerived = "llama.cpp's performance counters (performanceTracking/printTimings): tokens over the time inside llama_decode, per repetition"
@@ -111,9 +112,9 @@ func engineMetric(r llamacpp.Row) (results.Metric, bool) {
 	stddev, _ := number(r.Fields["engine_stddev_ts"])
 	name := rm[0].Name
 	return results.Metric{
-		Name:      EngineMetricPrefix + strings.ToUpper(name[:1]) + name[1:],
+		Name:      metric.Engine(name),
 		Test:      r.Test,
-		Unit:      "tok/s",
+		Unit:      metric.TokPerSec,
 		Direction: results.HigherIsBetter,
 		Value:     value,
 		Stddev:    stddev,

@@ -23,15 +23,16 @@ import (
 	"strconv"
 	"strings"
 
+	metricname "github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
 // Metric names this engine reports, in addition to the common ones
 // (tokSOut, tokSTotal, tokSPrompt, ttftMs, tpotMs, itlMs, latencyMs).
 const (
-	MetricRequestThroughput = "requestThroughput"
-	MetricGoodput           = "requestGoodput"
-	MetricE2EL              = "e2elMs"
+	MetricRequestThroughput = metricname.RequestThroughput
+	MetricGoodput           = metricname.RequestGoodput
+	MetricE2EL              = metricname.E2ELMs
 )
 
 // Modes of vllm bench.
@@ -227,12 +228,12 @@ func ParseThroughput(data, stdout []byte, inputLen int) ([]results.Metric, error
 	}
 	const test = ModeThroughput
 	var out []results.Metric
-	mt := metric("tokSTotal", test, "tok/s", results.HigherIsBetter, tps)
+	mt := metric(metricname.TokSTotal, test, metricname.TokPerSec, results.HigherIsBetter, tps)
 	mt.Samples = []float64{tps}
 	out = append(out, mt)
 
 	so := parseThroughputStdout(stdout)
-	mo := metric("tokSOut", test, "tok/s", results.HigherIsBetter, 0)
+	mo := metric(metricname.TokSOut, test, metricname.TokPerSec, results.HigherIsBetter, 0)
 	have := true
 	if v, ok := num(m, "output_tokens_per_second"); ok {
 		mo.Value = v
@@ -256,7 +257,7 @@ func ParseThroughput(data, stdout []byte, inputLen int) ([]results.Metric, error
 		out = append(out, mo)
 	}
 	if v, ok := num(m, "requests_per_second"); ok {
-		mr := metric(MetricRequestThroughput, test, "req/s", results.HigherIsBetter, v)
+		mr := metric(MetricRequestThroughput, test, metricname.ReqPerSec, results.HigherIsBetter, v)
 		mr.Samples = []float64{v}
 		out = append(out, mr)
 	}
@@ -284,7 +285,7 @@ func ParseLatency(data []byte) ([]results.Metric, error) {
 		avg /= float64(len(lat))
 	}
 	const test = ModeLatency
-	ml := metric("latencyMs", test, "ms", results.LowerIsBetter, avg*1000)
+	ml := metric(metricname.LatencyMs, test, metricname.Ms, results.LowerIsBetter, avg*1000)
 	if sd, ok := num(m, "std_latency"); ok {
 		ml.Stddev = sd * 1000
 	}
@@ -305,7 +306,7 @@ func ParseLatency(data []byte) ([]results.Metric, error) {
 			if !ok {
 				continue
 			}
-			out = append(out, metric("latencyP"+strings.TrimSuffix(strings.TrimSuffix(k, ".0"), ".")+"Ms", test, "ms", results.LowerIsBetter, v*1000))
+			out = append(out, metric("latencyP"+strings.TrimSuffix(strings.TrimSuffix(k, ".0"), ".")+"Ms", test, metricname.Ms, results.LowerIsBetter, v*1000))
 		}
 	}
 	return out, nil
@@ -314,9 +315,9 @@ func ParseLatency(data []byte) ([]results.Metric, error) {
 // serveLatencies are the per-request latency metrics of serve mode: the
 // key infix in the saved file and the metric name.
 var serveLatencies = []struct{ key, name string }{
-	{"ttft", "ttftMs"},
-	{"tpot", "tpotMs"},
-	{"itl", "itlMs"},
+	{"ttft", metricname.TTFTMs},
+	{"tpot", metricname.TPOTMs},
+	{"itl", metricname.ITLMs},
 	{"e2el", MetricE2EL},
 }
 
@@ -347,11 +348,11 @@ func ParseServe(data []byte) (metrics []results.Metric, warnings []string, err e
 			metrics = append(metrics, mt)
 		}
 	}
-	add("output_throughput", "tokSOut", "tok/s", results.HigherIsBetter)
-	add("total_token_throughput", "tokSTotal", "tok/s", results.HigherIsBetter)
-	add("input_throughput", "tokSPrompt", "tok/s", results.HigherIsBetter)
-	add("request_throughput", MetricRequestThroughput, "req/s", results.HigherIsBetter)
-	add("request_goodput", MetricGoodput, "req/s", results.HigherIsBetter)
+	add("output_throughput", metricname.TokSOut, metricname.TokPerSec, results.HigherIsBetter)
+	add("total_token_throughput", metricname.TokSTotal, metricname.TokPerSec, results.HigherIsBetter)
+	add("input_throughput", metricname.TokSPrompt, metricname.TokPerSec, results.HigherIsBetter)
+	add("request_throughput", MetricRequestThroughput, metricname.ReqPerSec, results.HigherIsBetter)
+	add("request_goodput", MetricGoodput, metricname.ReqPerSec, results.HigherIsBetter)
 	if len(metrics) == 0 {
 		return nil, nil, fmt.Errorf("serve result has none of output_throughput, total_token_throughput, request_throughput")
 	}
@@ -399,7 +400,7 @@ func ParseServe(data []byte) (metrics []results.Metric, warnings []string, err e
 			mean /= float64(len(xs))
 			derived = "mean of the saved per-request samples; vLLM saved no mean_" + l.key + "_ms"
 		}
-		mt := metric(l.name, test, "ms", results.LowerIsBetter, mean)
+		mt := metric(l.name, test, metricname.Ms, results.LowerIsBetter, mean)
 		mt.Derived = derived
 		if sd, ok := num(m, "std_"+l.key+"_ms"); ok {
 			mt.Stddev = sd
@@ -410,7 +411,7 @@ func ParseServe(data []byte) (metrics []results.Metric, warnings []string, err e
 		}
 		metrics = append(metrics, mt)
 		if v, ok := num(m, "median_"+l.key+"_ms"); ok {
-			metrics = append(metrics, metric(l.name+"Median", test, "ms", results.LowerIsBetter, v))
+			metrics = append(metrics, metric(l.name+"Median", test, metricname.Ms, results.LowerIsBetter, v))
 		}
 		ps := pcts[l.key]
 		sort.Slice(ps, func(i, j int) bool {
@@ -420,7 +421,7 @@ func ParseServe(data []byte) (metrics []results.Metric, warnings []string, err e
 		})
 		for _, p := range ps {
 			if v, ok := num(m, "p"+p+"_"+l.key+"_ms"); ok {
-				metrics = append(metrics, metric(l.name+"P"+p, test, "ms", results.LowerIsBetter, v))
+				metrics = append(metrics, metric(l.name+"P"+p, test, metricname.Ms, results.LowerIsBetter, v))
 			}
 		}
 	}
