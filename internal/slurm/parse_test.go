@@ -1,0 +1,114 @@
+package slurm
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The inputs are outputs of Slurm 22.05.8 (Debian 12), recorded on the
+// single-node cluster of scripts/ci-slurm.sh.
+func TestParseScontrol(t *testing.T) {
+	check := func(file string, want []Job) {
+		t.Helper()
+		got, err := ParseScontrol(readTestdata(t, file))
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\ngot  %+v\nwant %+v", file, got, want)
+		}
+	}
+	dir := "/m/.rigor/slurm/b1/"
+	// An array of three tasks that exit with their index.
+	check("scontrol-array.txt", []Job{
+		{ID: "9_2", JobID: "9", ArrayJobID: "9", ArrayTask: "2", Name: "wrap", State: "FAILED", Reason: "NonZeroExitCode", ExitCode: 2, Nodes: "localhost", StdOut: dir + "9_2.out"},
+		{ID: "9_1", JobID: "15", ArrayJobID: "9", ArrayTask: "1", Name: "wrap", State: "FAILED", Reason: "NonZeroExitCode", ExitCode: 1, Nodes: "localhost", StdOut: dir + "9_1.out"},
+		{ID: "9_0", JobID: "14", ArrayJobID: "9", ArrayTask: "0", Name: "wrap", State: "COMPLETED", ExitCode: 0, Nodes: "localhost", StdOut: dir + "9_0.out"},
+	})
+	// A batch script that killed itself with SIGKILL.
+	check("scontrol-killed.txt", []Job{{ID: "10", JobID: "10", Name: "wrap", State: "FAILED", Reason: "JobLaunchFailure", Signal: 9, Nodes: "localhost", StdOut: dir + "f.out"}})
+	// scancel of a running job.
+	check("scontrol-cancelled.txt", []Job{{ID: "11", JobID: "11", Name: "wrap", State: "CANCELLED", Signal: 15, Nodes: "localhost", StdOut: dir + "c.out"}})
+	// Waiting for GPUs another job holds.
+	check("scontrol-pending.txt", []Job{{ID: "13", JobID: "13", Name: "wrap", State: "PENDING", Reason: "Resources", StdOut: dir + "p.out"}})
+}
+
+func TestParseScontrol_error(t *testing.T) {
+	if _, err := ParseScontrol("Slurm accounting storage is disabled\n"); err == nil {
+		t.Error("got no error for a line without JobId=")
+	}
+}
+
+func TestJob_Tasks(t *testing.T) {
+	for _, tc := range []struct {
+		task string
+		want []int
+	}{{"", nil}, {"3", []int{3}}, {"4-6", []int{4, 5, 6}}, {"1,3,5-6%2", []int{1, 3, 5, 6}}} {
+		if got := (Job{ArrayTask: tc.task}).Tasks(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Tasks(%q) = %v, want %v", tc.task, got, tc.want)
+		}
+	}
+}
+
+func TestParseSqueue(t *testing.T) {
+	got, err := ParseSqueue(readTestdata(t, "squeue.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Job{
+		{ID: "9_2", ArrayJobID: "9", ArrayTask: "2", Name: "wrap", State: "PENDING", Reason: "Resources"},
+		{ID: "10", JobID: "10", Name: "wrap", State: "PENDING", Reason: "Priority"},
+		{ID: "11", JobID: "11", Name: "wrap", State: "PENDING", Reason: "Priority"},
+		{ID: "12", JobID: "12", Name: "wrap", State: "PENDING", Reason: "Priority"},
+		{ID: "13", JobID: "13", Name: "wrap", State: "PENDING", Reason: "Priority"},
+		{ID: "9_0", ArrayJobID: "9", ArrayTask: "0", Name: "wrap", State: "RUNNING"},
+		{ID: "9_1", ArrayJobID: "9", ArrayTask: "1", Name: "wrap", State: "RUNNING"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	if _, err := ParseSqueue("12 wrap RUNNING\n"); err == nil {
+		t.Error("got no error for a line in another format")
+	}
+}
+
+// The sacct input follows sacct's -P -n format (this cluster runs without
+// slurmdbd, so sacct cannot be recorded here): allocations and their steps,
+// "CANCELLED by UID".
+func TestParseSacct(t *testing.T) {
+	in := "120_0|rigor|COMPLETED|0:0|n1\n120_0.batch|batch|COMPLETED|0:0|n1\n" +
+		"120_1|rigor|CANCELLED by 0|0:15|n2\n121|rigor|TIMEOUT|0:0|n1\n122|rigor|PENDING|0:0|None assigned\n"
+	got, err := ParseSacct(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Job{
+		{ID: "120_0", ArrayJobID: "120", ArrayTask: "0", Name: "rigor", State: "COMPLETED", Nodes: "n1"},
+		{ID: "120_1", ArrayJobID: "120", ArrayTask: "1", Name: "rigor", State: "CANCELLED", Signal: 15, Nodes: "n2"},
+		{ID: "121", JobID: "121", Name: "rigor", State: "TIMEOUT", Nodes: "n1"},
+		{ID: "122", JobID: "122", Name: "rigor", State: "PENDING"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestTerminalState(t *testing.T) {
+	for s, want := range map[string]bool{"PENDING": false, "RUNNING": false, "COMPLETING": false,
+		"COMPLETED": true, "FAILED": true, "CANCELLED": true, "TIMEOUT": true, "NODE_FAIL": true, "OUT_OF_MEMORY": true} {
+		if got := TerminalState(s); got != want {
+			t.Errorf("TerminalState(%s) = %v, want %v", s, got, want)
+		}
+	}
+}

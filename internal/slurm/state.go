@@ -1,0 +1,244 @@
+package slurm
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// StateDir is where a module keeps its submissions, relative to its root.
+// It ignores itself in git (a .gitignore of "*" one level up): job outputs
+// and state are not results.
+const StateDir = ".rigor/slurm"
+
+// Batch is one submission: every point and round of one experiment as an
+// array, kept in <module>/.rigor/slurm/<id>/batch.json. The jobs read it on
+// their nodes (the module's directory is on storage the nodes share, as
+// Slurm's own --chdir and --output assume) and write their [TaskResult]s
+// beside it.
+type Batch struct {
+	// ID names the batch: a UTC timestamp and a random suffix.
+	ID         string    `json:"id"`
+	Experiment string    `json:"experiment"`
+	Submitted  time.Time `json:"submitted"`
+	// Module is the module's root; the jobs clone it at Commit.
+	Module string `json:"module"`
+	Commit string `json:"commit"`
+	// Remote is the git URL the jobs push records to, and Branch the
+	// branch there (rigor/results/<batch id>).
+	Remote string `json:"remote"`
+	Branch string `json:"branch"`
+	// Rigor is the executable the jobs run.
+	Rigor string `json:"rigor"`
+	// RunArgs are extra arguments of each task's `rigor run`.
+	RunArgs []string `json:"runArgs,omitempty"`
+	// JobID is Slurm's job id (the array's).
+	JobID string `json:"jobId"`
+	// Args are the sbatch options the jobs were submitted with.
+	Args  []string `json:"args"`
+	Tasks []Task   `json:"tasks"`
+
+	// Dir is the batch's directory (not stored).
+	Dir string `json:"-"`
+}
+
+// Task is one job of a batch: a point and a round.
+type Task struct {
+	Index int    `json:"index"`
+	Point string `json:"point"`
+	Round int    `json:"round"`
+}
+
+// TaskResult is what a job, or rigor jobs after it, wrote about one task:
+// <batch dir>/task-<index>.json.
+type TaskResult struct {
+	Index int    `json:"index"`
+	JobID string `json:"jobId,omitempty"`
+	Node  string `json:"node,omitempty"`
+	// Status is the record's status (ok, failed, …).
+	Status string `json:"status"`
+	// RunID and Record name the record (Record relative to the module).
+	RunID  string `json:"runId,omitempty"`
+	Record string `json:"record,omitempty"`
+	// Pushed is the commit that carries the record on the results branch;
+	// empty when the record was written by rigor jobs on the submitting
+	// side (the job ended before recording).
+	Pushed string `json:"pushed,omitempty"`
+	// SlurmState is the job's final state when rigor jobs recorded it.
+	SlurmState string    `json:"slurmState,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	Written    time.Time `json:"written"`
+}
+
+// NewBatchID returns a new batch id for t.
+func NewBatchID(t time.Time) string {
+	var b [2]byte
+	rand.Read(b[:])
+	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// BatchDir is the directory of batch id in the module at root.
+func BatchDir(root, id string) string {
+	return filepath.Join(root, filepath.FromSlash(StateDir), id)
+}
+
+// Create makes the batch's directory under root and writes batch.json.
+func (b *Batch) Create(root string) error {
+	b.Dir = BatchDir(root, b.ID)
+	ignore := filepath.Join(root, ".rigor", ".gitignore")
+	if err := os.MkdirAll(b.Dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", StateDir, err)
+	}
+	if _, err := os.Stat(ignore); errors.Is(err, os.ErrNotExist) {
+		if err := os.WriteFile(ignore, []byte("# rigor's local state (Slurm jobs): not results\n*\n"), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", ignore, err)
+		}
+	}
+	return b.Save()
+}
+
+// Save writes batch.json atomically.
+func (b *Batch) Save() error {
+	return writeJSON(filepath.Join(b.Dir, "batch.json"), b)
+}
+
+// LoadBatch reads the batch in dir.
+func LoadBatch(dir string) (*Batch, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "batch.json"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the batch: %w", err)
+	}
+	var b Batch
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, "batch.json"), err)
+	}
+	b.Dir = dir
+	return &b, nil
+}
+
+// Batches returns the module's batches, oldest first. A directory whose
+// batch.json cannot be read is reported in the errors and left out.
+func Batches(root string) ([]*Batch, []error) {
+	dir := filepath.Join(root, filepath.FromSlash(StateDir))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, []error{err}
+	}
+	var out []*Batch
+	var errs []error
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		b, err := LoadBatch(filepath.Join(dir, e.Name()))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, errs
+}
+
+// JobIDOf returns the Slurm id of task i: "<array id>_<i>" for an array,
+// the job id for a batch of one task.
+func (b *Batch) JobIDOf(i int) string {
+	if len(b.Tasks) > 1 {
+		return b.JobID + "_" + strconv.Itoa(i)
+	}
+	return b.JobID
+}
+
+// OutputPattern is the --output of the batch's jobs.
+func (b *Batch) OutputPattern() string {
+	if len(b.Tasks) > 1 {
+		return filepath.Join(b.Dir, "%A_%a.out")
+	}
+	return filepath.Join(b.Dir, "%j_0.out")
+}
+
+// OutputOf is the path of task i's output once submitted.
+func (b *Batch) OutputOf(i int) string {
+	return filepath.Join(b.Dir, b.JobID+"_"+strconv.Itoa(i)+".out")
+}
+
+func (b *Batch) resultPath(i int) string {
+	return filepath.Join(b.Dir, "task-"+strconv.Itoa(i)+".json")
+}
+
+// Result returns what was written about task i, or nil.
+func (b *Batch) Result(i int) (*TaskResult, error) {
+	data, err := os.ReadFile(b.resultPath(i))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r TaskResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", b.resultPath(i), err)
+	}
+	return &r, nil
+}
+
+// SetResult writes what is known of task r.Index, atomically.
+func (b *Batch) SetResult(r *TaskResult) error {
+	if r.Written.IsZero() {
+		r.Written = time.Now().UTC()
+	}
+	return writeJSON(b.resultPath(r.Index), r)
+}
+
+// Tail returns the last n lines of task i's output, "" when there is none.
+func (b *Batch) Tail(i, n int) string {
+	data, err := os.ReadFile(b.OutputOf(i))
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
