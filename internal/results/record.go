@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/machine"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/rig"
 )
@@ -40,6 +41,14 @@ type Run struct {
 	// by these values.
 	Swept map[string]any `json:"swept,omitempty"`
 
+	// Invocation identifies the `rigor run` that made the record: every
+	// record of one invocation (all its rounds and points) shares it.
+	Invocation string `json:"invocation,omitempty"`
+	// Round is the record's round within its invocation, from 1, when the
+	// invocation ran rounds (--rounds): records of one invocation and
+	// round ran in the same block of time and can be compared as pairs.
+	Round int `json:"round,omitempty"`
+
 	// Provenance says where the record came from when rigor did not run it
 	// itself (rigor import).
 	Provenance *Provenance `json:"provenance,omitempty"`
@@ -62,6 +71,9 @@ type Run struct {
 	Processes []Process `json:"processes,omitempty"`
 
 	Rig *rig.Rig `json:"rig,omitempty"`
+	// Machine is the machine's state before and while the engine ran:
+	// load, other processes' CPU time, clocks, temperatures, memory, GPUs.
+	Machine *machine.State `json:"machine,omitempty"`
 	// IgnoredRequires is true when the run went ahead although the rig did
 	// not meet the experiment's #requires (--ignore-requires); the
 	// mismatches are in Warnings.
