@@ -24,6 +24,7 @@ type lockCmd struct {
 	Args    []string `arg:"" optional:"" name:"pattern" help:"Experiment ids, packages or globs (default: all); with --update, also the inputs to re-resolve: engine, model, patches, all."`
 	Update  bool     `help:"Re-resolve the named inputs (engine, model, patches; all when none is named) even where the experiment did not change."`
 	Check   bool     `help:"Check without the network that every experiment is locked and its lock is current; exit 1 listing the others."`
+	Online  bool     `help:"With --check, also ask every upstream (git remotes, the hub, the npm registry) whether each locked ref still resolves to the pinned commit or version; exit 1 naming each one that moved."`
 	Offline bool     `help:"Use only caches (hub cache, git mirrors, npm cache) and say what they cannot resolve." env:"RIGOR_OFFLINE"`
 	JSON    bool     `help:"Print the changes (or, with --check, the stale experiments) as JSON."`
 }
@@ -46,7 +47,17 @@ Examples:
   rigor lock minimax-m27-b70
   rigor lock --update model minimax-m27-b70/baseline
   rigor lock --check
-  rigor lock --offline`
+  rigor lock --check --online
+  rigor lock --offline
+
+--check alone never opens a connection: it compares the lockfiles with
+the experiments and the local files. --check --online also asks each
+upstream whether a locked request moved since it was pinned (a tag
+force-moved, a branch or a hub revision with new commits, a new npm
+version within a range) and prints one line per moved input:
+  bench/a: engine ref b4747: 28165161ffe1 → 2e41d733a5ce (moved upstream; the lock still pins 28165161ffe1)
+The lock keeps pinning the old value, so a rerun runs what it ran
+before; 'rigor lock --update engine ID' (or model) moves the pin.`
 }
 
 func (c *lockCmd) Run(e *env) error {
@@ -64,6 +75,12 @@ func (c *lockCmd) Run(e *env) error {
 	}
 	if c.Check && c.Update {
 		return withHint(errors.New("--check and --update exclude each other"), "run 'rigor lock --update' first, then 'rigor lock --check'")
+	}
+	if c.Online && !c.Check {
+		return withHint(errors.New("--online goes with --check"), "run 'rigor lock --check --online'")
+	}
+	if c.Online && c.Offline {
+		return withHint(errors.New("--online and --offline exclude each other"), "'rigor lock --check' alone needs no network")
 	}
 	set, err := e.loadSet(patterns)
 	if err != nil {
@@ -90,29 +107,13 @@ func (c *lockCmd) Run(e *env) error {
 			return err
 		}
 	}
-	hopts := hf.OptionsFromEnv(os.Getenv)
-	if v := os.Getenv("RIGOR_HF_MAX_RETRIES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("RIGOR_HF_MAX_RETRIES: %q is not a number", v)
-		}
-		if n == 0 {
-			n = -1
-		}
-		hopts.MaxRetries = n
+	opts, err := c.options(set.Root)
+	if err != nil {
+		return err
 	}
-	if c.Offline {
-		hopts.Offline = true
-	}
+	opts.Update = update
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := lock.Options{
-		Root:    set.Root,
-		HF:      hf.NewClient(hopts),
-		HFToken: hopts.Token,
-		Offline: c.Offline,
-		Update:  update,
-	}
 	if p := newProgress(e.stderr); p != nil {
 		opts.Progress = p.update
 		defer p.done()
@@ -125,7 +126,7 @@ func (c *lockCmd) Run(e *env) error {
 		}
 		return err
 	}
-	token := hopts.Token
+	token := opts.HFToken
 	if c.JSON {
 		out := struct {
 			Changes []lock.Change `json:"changes"`
@@ -145,6 +146,12 @@ func (c *lockCmd) Run(e *env) error {
 			fmt.Fprintf(e.stdout, "%s: %s: %s → %s\n", ch.ID, ch.Input, shortValue(ch.Old), shortValue(ch.New))
 		}
 	}
+	for _, d := range res.Moved {
+		fmt.Fprintf(e.stderr, "rigor: warning: %s: %s\n", d.ID, d)
+	}
+	if len(res.Moved) > 0 {
+		fmt.Fprintf(e.stderr, "rigor: hint: 'rigor lock --update engine ID' moves a pin to the upstream commit; until then runs keep using the locked one\n")
+	}
 	for _, err := range res.Errors {
 		var hints []string
 		var h interface{ Hint() string }
@@ -157,6 +164,30 @@ func (c *lockCmd) Run(e *env) error {
 		return fmt.Errorf("%d %s could not be resolved; no lockfile was written for %s", n, plural(n, "input", "inputs"), plural(n, "its package", "their packages"))
 	}
 	return nil
+}
+
+// options are the resolver's options from the flags and the environment.
+func (c *lockCmd) options(root string) (lock.Options, error) {
+	hopts := hf.OptionsFromEnv(os.Getenv)
+	if v := os.Getenv("RIGOR_HF_MAX_RETRIES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return lock.Options{}, fmt.Errorf("RIGOR_HF_MAX_RETRIES: %q is not a number", v)
+		}
+		if n == 0 {
+			n = -1
+		}
+		hopts.MaxRetries = n
+	}
+	if c.Offline {
+		hopts.Offline = true
+	}
+	return lock.Options{
+		Root:    root,
+		HF:      hf.NewClient(hopts),
+		HFToken: hopts.Token,
+		Offline: c.Offline,
+	}, nil
 }
 
 // redacted hides a token in an error's text, as a last line of defence:
@@ -191,23 +222,69 @@ func shortValue(v string) string {
 
 func (c *lockCmd) check(e *env, set *spec.Set) error {
 	stale := lock.Check(set)
-	if c.JSON {
-		if stale == nil {
-			stale = []lock.Stale{}
+	if stale == nil {
+		stale = []lock.Stale{}
+	}
+	var (
+		moved []lock.Drift
+		errs  []error
+		token string
+	)
+	if c.Online {
+		opts, err := c.options(set.Root)
+		if err != nil {
+			return err
 		}
+		token = opts.HFToken
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		moved, errs = lock.NewResolver(opts).CheckOnline(ctx, set)
+		if moved == nil {
+			moved = []lock.Drift{}
+		}
+	}
+	switch {
+	case c.JSON && c.Online:
+		out := struct {
+			Stale []lock.Stale `json:"stale"`
+			Moved []lock.Drift `json:"moved"`
+		}{stale, moved}
+		if err := e.printJSON(out); err != nil {
+			return err
+		}
+	case c.JSON:
 		if err := e.printJSON(stale); err != nil {
 			return err
 		}
-	} else {
+	default:
 		for _, s := range stale {
 			for _, r := range s.Reasons {
 				fmt.Fprintf(e.stdout, "%s: %s\n", s.ID, r)
 			}
 		}
+		for _, d := range moved {
+			fmt.Fprintf(e.stdout, "%s: %s\n", d.ID, d)
+		}
 	}
-	if len(stale) > 0 {
-		n := len(set.Experiments)
+	for _, err := range errs {
+		var hints []string
+		var h interface{ Hint() string }
+		if errors.As(err, &h) && h.Hint() != "" {
+			hints = append(hints, h.Hint())
+		}
+		printError(e.stderr, redacted{withHint(err, hints...), token})
+	}
+	n := len(set.Experiments)
+	switch {
+	case len(stale) > 0:
 		return withHint(fmt.Errorf("%d of %d %s not locked or stale", len(stale), n, plural(n, "experiment is", "experiments are")), "run 'rigor lock' to lock them")
+	case len(moved) > 0:
+		return withHint(fmt.Errorf("%d locked %s moved upstream", len(moved), plural(len(moved), "input", "inputs")),
+			"a rerun still uses what the lock pins; 'rigor lock --update engine ID' (or model) moves a pin to the upstream value")
+	case len(errs) > 0:
+		return fmt.Errorf("%d %s could not be asked", len(errs), plural(len(errs), "upstream", "upstreams"))
+	case !c.Online && !c.JSON:
+		fmt.Fprintf(e.stderr, "rigor: %d %s locked and current (checked offline; 'rigor lock --check --online' also asks upstream whether a locked ref moved)\n", n, plural(n, "experiment is", "experiments are"))
 	}
 	return nil
 }

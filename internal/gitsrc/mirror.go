@@ -10,6 +10,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,6 +45,23 @@ type Options struct {
 	Offline bool
 	// Timeout bounds each network operation; 0 means [DefaultTimeout].
 	Timeout time.Duration
+	// Moved, when set, is told of every branch or tag that a fetch into an
+	// existing mirror found on another commit than the mirror had, so
+	// that a caller can say when an input it pinned moved upstream (a
+	// force-moved tag, an advanced branch). It is called before the fetch
+	// returns, from the fetching goroutine.
+	Moved func(Move)
+}
+
+// Move is a branch or tag of a remote that a fetch found moved.
+type Move struct {
+	// URL is the remote, as canonicalized (a local path made absolute).
+	URL string
+	// Ref is the full ref name, e.g. "refs/tags/b4747".
+	Ref string
+	// Old and New are the commits (annotated tags peeled) before and
+	// after the fetch.
+	Old, New string
 }
 
 func (o Options) withDefaults() Options {
@@ -189,6 +207,10 @@ func fetchRepo(ctx context.Context, repo *git.Repository, url string, ep *transp
 	if err := probe(ctx, url, ep, opts.Timeout); err != nil {
 		return err
 	}
+	var before map[string]string
+	if opts.Moved != nil {
+		before = peeledRefs(repo)
+	}
 	octx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	err := repo.FetchContext(octx, &git.FetchOptions{
@@ -197,10 +219,51 @@ func fetchRepo(ctx context.Context, repo *git.Repository, url string, ep *transp
 		Tags:       git.NoTags, // the refspecs already take every tag
 		Force:      true,
 	})
+	if err == nil && opts.Moved != nil {
+		after := peeledRefs(repo)
+		names := make([]string, 0, len(before))
+		for name := range before {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if n, ok := after[name]; ok && n != before[name] {
+				opts.Moved(Move{URL: url, Ref: name, Old: before[name], New: n})
+			}
+		}
+	}
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil
 	}
 	return networkError(ctx, octx, url, ep, "fetching", err, opts.Timeout)
+}
+
+// peeledRefs returns the commit of each branch and tag of repo, annotated
+// tags peeled; refs it cannot read are left out.
+func peeledRefs(repo *git.Repository) map[string]string {
+	out := map[string]string{}
+	iter, err := repo.References()
+	if err != nil {
+		return out
+	}
+	iter.ForEach(func(r *plumbing.Reference) error {
+		name := r.Name().String()
+		if r.Type() != plumbing.HashReference ||
+			!strings.HasPrefix(name, "refs/heads/") && !strings.HasPrefix(name, "refs/tags/") {
+			return nil
+		}
+		h := r.Hash()
+		for range 16 {
+			t, err := repo.TagObject(h)
+			if err != nil {
+				break
+			}
+			h = t.Target
+		}
+		out[name] = h.String()
+		return nil
+	})
+	return out
 }
 
 // listRemote returns the refs the remote advertises, with peeled annotated

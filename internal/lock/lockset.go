@@ -126,6 +126,11 @@ type LockResult struct {
 	// experiment id. The lockfile of a package with an error is left as
 	// it was.
 	Errors []error
+	// Moved lists the engine refs that a git mirror's fetch found moved
+	// upstream while the lock of an experiment that requests them still
+	// pins another commit (a kept pin: 'rigor lock --update engine'
+	// moves it).
+	Moved []Drift
 }
 
 // Lock resolves the experiments of set (those a pattern selected) and
@@ -188,6 +193,13 @@ func (r *Resolver) Lock(ctx context.Context, set *spec.Set, rigorVersion string)
 	wg.Wait()
 
 	res := &LockResult{}
+	entries := map[string]*Entry{}
+	for x, rs := range results {
+		if rs.err == nil {
+			entries[x.ID] = rs.entry
+		}
+	}
+	res.Moved = r.driftsOf(entries)
 	for _, pkg := range pkgs {
 		old := olds[pkg]
 		nf := &File{Version: Version, Rigor: rigorVersion, Experiments: map[string]*Entry{}}

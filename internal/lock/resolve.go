@@ -123,6 +123,8 @@ type Resolver struct {
 
 	mu   sync.Mutex
 	memo map[string]*call
+
+	moved moved
 }
 
 type call struct {
@@ -340,7 +342,7 @@ func (r *Resolver) gitURL(u string) string {
 }
 
 func (r *Resolver) gitOptions() gitsrc.Options {
-	return gitsrc.Options{Cache: r.opts.Cache, Offline: r.opts.Offline, Timeout: r.opts.GitTimeout}
+	return gitsrc.Options{Cache: r.opts.Cache, Offline: r.opts.Offline, Timeout: r.opts.GitTimeout, Moved: r.moved.add}
 }
 
 func (r *Resolver) gitResolve(ctx context.Context, src, ref string) (gitsrc.Resolution, error) {

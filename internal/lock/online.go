@@ -1,0 +1,241 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/rigorbench/rigor/internal/gitsrc"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+// Inputs of a [Drift].
+const (
+	DriftEngine = "engine"     // a git ref of the engine
+	DriftModel  = "model"      // a revision of a hub model
+	DriftNPM    = "engine.npm" // an npm version range
+)
+
+// Drift is a locked input whose request resolves upstream to something
+// else than the lock pins: a tag force-moved, a branch advanced, a hub
+// branch with a new commit, a new npm version within a range. The lock
+// still pins the old value, so a rerun runs what it ran before; Drift
+// says that relocking would not.
+type Drift struct {
+	// ID is the experiment.
+	ID string `json:"id"`
+	// Input is [DriftEngine], [DriftModel] or [DriftNPM].
+	Input string `json:"input"`
+	// Source is where the input comes from: the git URL as the
+	// experiment wrote it, the hub repo, the npm package.
+	Source string `json:"source"`
+	// Ref is the request: a branch or tag, a hub revision ("main" when
+	// none was written), an npm version range.
+	Ref string `json:"ref"`
+	// Locked is what the lock pins; Upstream is what Ref resolves to now
+	// (full commits, or npm versions).
+	Locked   string `json:"locked"`
+	Upstream string `json:"upstream"`
+}
+
+// String is the drift as `rigor lock --check --online` prints it after
+// the experiment id, e.g. "engine ref b4747: 28165161ffe1 → 2e41d733a5ce
+// (moved upstream; the lock still pins 28165161ffe1)".
+func (d Drift) String() string {
+	what := map[string]string{DriftEngine: "engine ref", DriftModel: "model revision", DriftNPM: "engine npm " + d.Source + "@"}[d.Input]
+	if d.Input != DriftNPM {
+		what += " "
+	}
+	old, cur := short(d.Locked), short(d.Upstream)
+	return fmt.Sprintf("%s%s: %s → %s (moved upstream; the lock still pins %s)", what, d.Ref, old, cur, old)
+}
+
+// CheckOnline asks every upstream the locks of set's experiments came
+// from whether each recorded request still resolves to what the lock
+// pins: git remotes (their advertised refs, as git ls-remote lists them),
+// the hub's revision API, the npm registry (through npm). Requests that
+// cannot move — a full commit, a short sha, a local path, an exact hub
+// commit — are not asked about. Experiments without a lock entry are
+// skipped ([Check] reports them). It returns the drifts sorted by
+// experiment and input, and an *[InputError] for each upstream that could
+// not be asked. The resolver must not be offline.
+func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, []error) {
+	if r.opts.Offline || r.hf.Offline() {
+		return nil, []error{errors.New("checking upstreams: offline (--offline or HF_HUB_OFFLINE) forbids the network")}
+	}
+	files := map[string]*File{}
+	var errs []error
+	for _, x := range set.Experiments {
+		if _, ok := files[x.Package]; ok {
+			continue
+		}
+		f, err := Read(set.Root, x.Package)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+		files[x.Package] = f
+	}
+	var (
+		mu     sync.Mutex
+		drifts []Drift
+		wg     sync.WaitGroup
+	)
+	sem := make(chan struct{}, r.opts.Concurrency)
+	for _, x := range set.Experiments {
+		f := files[x.Package]
+		if f == nil || f.Experiments[x.ID] == nil {
+			continue
+		}
+		e := f.Experiments[x.ID]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			ds, es := r.driftOf(ctx, x.ID, e)
+			mu.Lock()
+			drifts = append(drifts, ds...)
+			errs = append(errs, es...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	order := map[string]int{DriftEngine: 0, DriftNPM: 1, DriftModel: 2}
+	sort.Slice(drifts, func(i, j int) bool {
+		if drifts[i].ID != drifts[j].ID {
+			return drifts[i].ID < drifts[j].ID
+		}
+		return order[drifts[i].Input] < order[drifts[j].Input]
+	})
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return drifts, errs
+}
+
+// driftOf asks the upstreams of one locked entry.
+func (r *Resolver) driftOf(ctx context.Context, id string, e *Entry) ([]Drift, []error) {
+	var ds []Drift
+	var errs []error
+	eng := e.Engine
+	switch {
+	case eng.Requested.Git != "" && eng.Commit != "" && eng.Kind != gitsrc.KindCommit && !isHexRef(eng.Requested.Ref):
+		ref := eng.Requested.Ref
+		if ref == "" {
+			ref = "HEAD"
+		}
+		res, err := r.gitResolve(ctx, eng.Requested.Git, eng.Requested.Ref)
+		switch {
+		case err != nil:
+			errs = append(errs, &InputError{ID: id, Input: InputEngine, Err: err})
+		case res.Commit != eng.Commit:
+			ds = append(ds, Drift{ID: id, Input: DriftEngine, Source: eng.Requested.Git, Ref: ref, Locked: eng.Commit, Upstream: res.Commit})
+		}
+	case eng.NPM != nil && eng.Requested.NPM != "":
+		n, err := r.npmView(ctx, eng.NPM.Package, eng.Requested.NPM)
+		switch {
+		case err != nil:
+			errs = append(errs, &InputError{ID: id, Input: InputEngine, Err: err})
+		case n.Version != eng.NPM.Version:
+			ds = append(ds, Drift{ID: id, Input: DriftNPM, Source: eng.NPM.Package, Ref: eng.Requested.NPM, Locked: eng.NPM.Version, Upstream: n.Version})
+		case n.Integrity != eng.NPM.Integrity:
+			// A published version cannot change on the npm registry, but
+			// a mirror registry can serve other bytes under its name.
+			ds = append(ds, Drift{ID: id, Input: DriftNPM, Source: eng.NPM.Package, Ref: eng.Requested.NPM, Locked: eng.NPM.Integrity, Upstream: n.Integrity})
+		}
+	}
+	m := e.Model
+	if m.Requested.HF != "" && m.Commit != "" && !hex40.MatchString(strings.ToLower(m.Requested.Revision)) {
+		rev := m.Requested.Revision
+		if rev == "" {
+			rev = "main"
+		}
+		commit, err := r.hubRevision(ctx, m.Requested.HF, rev)
+		switch {
+		case err != nil:
+			errs = append(errs, &InputError{ID: id, Input: InputModel, Err: err})
+		case commit != m.Commit:
+			ds = append(ds, Drift{ID: id, Input: DriftModel, Source: m.Requested.HF, Ref: rev, Locked: m.Commit, Upstream: commit})
+		}
+	}
+	return ds, errs
+}
+
+// hubRevision resolves a hub revision to its commit, once per repo and
+// revision.
+func (r *Resolver) hubRevision(ctx context.Context, repo, rev string) (string, error) {
+	v, err := r.once("hfrev\x00"+repo+"\x00"+rev, func() (any, error) {
+		if err := r.probeHub(ctx); err != nil {
+			return nil, err
+		}
+		return r.hf.ResolveRevision(ctx, repo, rev)
+	})
+	if err != nil {
+		return "", err
+	}
+	return v.(string), nil
+}
+
+// isHexRef reports whether a git ref is written as a commit sha (full or
+// short), which cannot move.
+func isHexRef(ref string) bool {
+	if len(ref) < 4 || len(ref) > 40 {
+		return false
+	}
+	return strings.Trim(strings.ToLower(ref), "0123456789abcdef") == ""
+}
+
+// moved collects the refs that the git mirrors' fetches found moved
+// during a lock (see gitsrc.Options.Moved).
+type moved struct {
+	mu    sync.Mutex
+	moves []gitsrc.Move
+}
+
+func (m *moved) add(mv gitsrc.Move) {
+	m.mu.Lock()
+	m.moves = append(m.moves, mv)
+	m.mu.Unlock()
+}
+
+// driftsOf turns the moves seen while locking into drifts of the
+// experiments whose new entry still pins a moved ref's old commit.
+func (r *Resolver) driftsOf(entries map[string]*Entry) []Drift {
+	r.moved.mu.Lock()
+	moves := append([]gitsrc.Move(nil), r.moved.moves...)
+	r.moved.mu.Unlock()
+	var out []Drift
+	ids := make([]string, 0, len(entries))
+	for id := range entries {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		eng := entries[id].Engine
+		if eng.Requested.Git == "" || eng.Commit == "" {
+			continue
+		}
+		ref := eng.Requested.Ref
+		canon := strings.TrimSpace(r.gitURL(eng.Requested.Git))
+		for _, mv := range moves {
+			if mv.URL != canon || mv.New == eng.Commit {
+				continue
+			}
+			if mv.Ref != ref && mv.Ref != "refs/heads/"+ref && mv.Ref != "refs/tags/"+ref {
+				continue
+			}
+			if eng.Kind == gitsrc.KindTag || eng.Kind == gitsrc.KindAnnotatedTag {
+				if !strings.HasPrefix(mv.Ref, "refs/tags/") && mv.Ref != ref {
+					continue
+				}
+			} else if eng.Kind == gitsrc.KindBranch && strings.HasPrefix(mv.Ref, "refs/tags/") {
+				continue
+			}
+			out = append(out, Drift{ID: id, Input: DriftEngine, Source: eng.Requested.Git, Ref: ref, Locked: eng.Commit, Upstream: mv.New})
+			break
+		}
+	}
+	return out
+}
