@@ -14,6 +14,7 @@ import (
 	"github.com/rigorbench/rigor/engine/llamacpp/testengine"
 	"github.com/rigorbench/rigor/internal/hf/hubtest"
 	"github.com/rigorbench/rigor/internal/lock/locktest"
+	"github.com/rigorbench/rigor/internal/lock/npmtest"
 )
 
 // scriptCmds are the custom testscript commands. Files add theirs in init().
@@ -21,6 +22,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	// A stand-in Hugging Face hub on loopback; sets HF_ENDPOINT.
 	"fake-hub":        hubtest.Cmd,
 	"fake-hub-faulty": locktest.FaultyHub,
+	// A stand-in npm registry on loopback; sets npm_config_registry.
+	"fake-npm-registry": npmtest.Cmd,
 	// survivors DIR: fail when any process whose program lives under DIR
 	// is still running (rigor must leave no worker behind).
 	"survivors": survivors,

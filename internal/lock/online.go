@@ -58,8 +58,9 @@ func (d Drift) String() string {
 // from whether each recorded request still resolves to what the lock
 // pins: git remotes (their advertised refs, as git ls-remote lists them),
 // the hub's revision API, the npm registry (through npm). Requests that
-// cannot move — a full commit, a short sha, a local path, an exact hub
-// commit — are not asked about. Experiments without a lock entry are
+// cannot move — a ref the lock recorded as a commit (full or short sha;
+// a tag named like a sha, llama.cpp's b4747, is a tag), a local path, a
+// hub revision that is a commit — are not asked about. Experiments without a lock entry are
 // skipped ([Check] reports them). It returns the drifts sorted by
 // experiment and input, and an *[InputError] for each upstream that could
 // not be asked. The resolver must not be offline.
@@ -121,7 +122,7 @@ func (r *Resolver) driftOf(ctx context.Context, id string, e *Entry) ([]Drift, [
 	var errs []error
 	eng := e.Engine
 	switch {
-	case eng.Requested.Git != "" && eng.Commit != "" && eng.Kind != gitsrc.KindCommit && !isHexRef(eng.Requested.Ref):
+	case eng.Requested.Git != "" && eng.Commit != "" && eng.Kind != gitsrc.KindCommit:
 		ref := eng.Requested.Ref
 		if ref == "" {
 			ref = "HEAD"
@@ -176,15 +177,6 @@ func (r *Resolver) hubRevision(ctx context.Context, repo, rev string) (string, e
 		return "", err
 	}
 	return v.(string), nil
-}
-
-// isHexRef reports whether a git ref is written as a commit sha (full or
-// short), which cannot move.
-func isHexRef(ref string) bool {
-	if len(ref) < 4 || len(ref) > 40 {
-		return false
-	}
-	return strings.Trim(strings.ToLower(ref), "0123456789abcdef") == ""
 }
 
 // moved collects the refs that the git mirrors' fetches found moved

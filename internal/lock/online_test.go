@@ -1,0 +1,22 @@
+package lock
+
+import "testing"
+
+func TestDrift_String(t *testing.T) {
+	for _, tc := range []struct {
+		d    Drift
+		want string
+	}{
+		{Drift{Input: DriftEngine, Ref: "b4747", Locked: "28165161ffe1aaaaaaaaaaaaaaaaaaaaaaaaaaaa", Upstream: "2e41d733a5cebbbbbbbbbbbbbbbbbbbbbbbbbbbb"},
+			"engine ref b4747: 28165161ffe1 → 2e41d733a5ce (moved upstream; the lock still pins 28165161ffe1)"},
+		{Drift{Input: DriftModel, Ref: "main", Locked: "0c3d986bbc9cb25eb547fbdff4f80b6caae38789", Upstream: "efc287135f9b0000000000000000000000000000"},
+			"model revision main: 0c3d986bbc9c → efc287135f9b (moved upstream; the lock still pins 0c3d986bbc9c)"},
+		{Drift{Input: DriftNPM, Source: "node-llama-cpp", Ref: "3.x", Locked: "3.22.1", Upstream: "3.23.0"},
+			"engine npm node-llama-cpp@3.x: 3.22.1 → 3.23.0 (moved upstream; the lock still pins 3.22.1)"},
+	} {
+		if got := tc.d.String(); got != tc.want {
+			t.Errorf("%+v: got %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
