@@ -19,4 +19,3 @@ func TestDrift_String(t *testing.T) {
 		}
 	}
 }
-
