@@ -41,6 +41,7 @@ type cli struct {
 	Results resultsCmd `cmd:"" help:"List recorded runs, newest last."`
 	Diff    diffCmd    `cmd:"" help:"Compare two experiments, points or runs: configuration diff and metrics with significance."`
 	Log     logCmd     `cmd:"" help:"Show an experiment's runs over time, with drift markers and a tokSOut chart."`
+	Report  reportCmd  `cmd:"" help:"Write a static HTML report with plots of the recorded runs: history, sweeps, diffs."`
 	Import  importCmd  `cmd:"" help:"Import results kept in other formats (seed summaries, LocalMaxxing, local-ai-registry, llama-bench JSON) as run records."`
 	Export  exportCmd  `cmd:"" help:"Export runs as a LocalMaxxing speed test, a local-ai-registry record, or a markdown, CSV or JSON table."`
 	Cache   cacheCmd   `cmd:"" help:"List or prune the engine build cache."`

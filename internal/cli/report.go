@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	reportsite "github.com/rigorbench/rigor/internal/report"
+	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/suggest"
+)
+
+type reportCmd struct {
+	Patterns []string `arg:"" optional:"" name:"pattern" help:"Experiment ids, directories of experiments, or globs ('qwen/*'); every recorded experiment when omitted."`
+	Output   string   `short:"o" required:"" placeholder:"DIR" help:"Directory to write the site into (created, or replaced when it holds an earlier report)."`
+	Title    string   `help:"Title of the index page." default:"rigor report"`
+}
+
+func (reportCmd) Help() string {
+	return `Writes a static HTML report of the recorded runs into DIR: an index of the
+experiments (last run, status, the headline metric with its 95% interval,
+drift markers), a page per experiment (each metric over time with interval
+bars, dashed lines where the lock, rig or spec drifted, failed runs
+crossed), a page per sweep (each metric against each swept value, one line
+per combination of the other swept values) and a page comparing the latest
+run of each point with the previous one (the configuration diff beside the
+metric tables, and the samples of both sides).
+
+Every page is a single file with its plots inline as SVG: no script, no
+font or anything else fetched, so the report opens from a file, a zip or a
+CI artifact with no network and no server. Each plot has a title and its
+values in a table beside it. DIR is replaced whole, and only when it is
+empty or holds an earlier report.
+
+Examples:
+  rigor report -o site
+  rigor report minimax-m27-b70 -o /tmp/minimax-report
+  rigor report 'qwen/*' quickstart/smoke -o site --title "Qwen on the 4090s"`
+}
+
+func (c *reportCmd) Run(e *env) error {
+	store, err := e.openStore()
+	if err != nil {
+		return err
+	}
+	runs, warnings, err := store.List(results.Filter{})
+	if err != nil {
+		return err
+	}
+	e.warn(warnings)
+	if len(runs) == 0 {
+		return withHint(fmt.Errorf("no recorded runs in %s/", results.Dir), "'rigor run ID' records a run; 'rigor import FILE' imports results kept elsewhere")
+	}
+	selected, missing, err := reportsite.Match(runs, c.Patterns)
+	if err != nil {
+		return withHint(err, "patterns are experiment ids, directories or globs such as 'qwen/*'")
+	}
+	if len(missing) > 0 {
+		return noRecordedMatch(missing, runs)
+	}
+	site, err := reportsite.Build(selected, reportsite.Options{Title: c.Title, Version: Version})
+	if err != nil {
+		return err
+	}
+	if err := site.Write(c.Output); err != nil {
+		var de *reportsite.DirError
+		if errors.As(err, &de) {
+			return withHint(err, "choose a new directory with -o, or remove this one")
+		}
+		return err
+	}
+	index := filepath.Join(c.Output, "index.html")
+	fmt.Fprintf(e.stdout, "%s: %s (%d runs), %s, %s\n", index,
+		count(site.Experiments, "experiment"), site.Runs, count(site.Sweeps, "sweep"), count(site.Diffs, "diff"))
+	return nil
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// noRecordedMatch says which patterns selected no recorded experiment,
+// with the nearest recorded ids.
+func noRecordedMatch(missing []string, runs []*results.Run) error {
+	var ids []string
+	for _, r := range runs {
+		if !slices.Contains(ids, r.Experiment) {
+			ids = append(ids, r.Experiment)
+		}
+	}
+	q := make([]string, len(missing))
+	for i, m := range missing {
+		q[i] = fmt.Sprintf("%q", m)
+	}
+	err := fmt.Errorf("no recorded experiment matches %s", strings.Join(q, ", "))
+	var hints []string
+	for _, m := range missing {
+		best, bestD := "", 4
+		for _, id := range ids {
+			if d := suggest.Distance(m, id); d < bestD {
+				best, bestD = id, d
+			}
+		}
+		if best != "" {
+			hints = append(hints, "did you mean "+best+"?")
+		}
+	}
+	hints = append(hints, "'rigor results' lists the recorded runs; patterns are experiment ids, directories or globs such as 'qwen/*'")
+	return withHint(err, hints...)
+}

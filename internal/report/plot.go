@@ -1,0 +1,520 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"image/color"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+)
+
+// Plot sizes: wide enough for a time axis of a year, small enough for a
+// pull-request comment.
+const (
+	plotWidth  = 7.5 * vg.Inch
+	plotHeight = 3.6 * vg.Inch
+)
+
+// The palette: Okabe–Ito, distinguishable with the common colour-vision
+// deficiencies. Side A of a diff is the first, side B the second.
+var palette = []color.Color{
+	color.RGBA{0, 114, 178, 255},   // blue
+	color.RGBA{213, 94, 0, 255},    // vermillion
+	color.RGBA{0, 158, 115, 255},   // bluish green
+	color.RGBA{204, 121, 167, 255}, // reddish purple
+	color.RGBA{230, 159, 0, 255},   // orange
+	color.RGBA{86, 180, 233, 255},  // sky blue
+	color.RGBA{120, 120, 120, 255}, // grey
+	color.RGBA{240, 228, 66, 255},  // yellow
+}
+
+var (
+	failColor  = color.RGBA{200, 0, 0, 255}
+	driftColor = color.RGBA{150, 150, 150, 255}
+)
+
+func colorOf(i int) color.Color { return palette[i%len(palette)] }
+
+// shapes keeps series apart without colour.
+var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{},
+	draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
+
+func init() {
+	// Sans serif reads better on screens than the default Times-like
+	// serif; Liberation Sans has Arial's metrics, which browsers without
+	// it fall back to (see fontFallback).
+	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+	plotter.DefaultFont = plot.DefaultFont
+}
+
+// Figure is a plot with what a reader without the picture needs: a title
+// (the SVG's <title>) and a description (its <desc>). The page shows the
+// figure's data as a table beside it.
+type Figure struct {
+	Title string
+	Desc  string
+	// Plots are drawn one above the other.
+	Plots []*plot.Plot
+}
+
+// draw draws the plots stacked on a canvas of the figure's size.
+func (f *Figure) draw(c vg.CanvasSizer) {
+	dc := draw.New(c)
+	// A white ground, so that a plot pasted into a dark page reads.
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	if len(f.Plots) == 1 {
+		f.Plots[0].Draw(dc)
+		return
+	}
+	grid := make([][]*plot.Plot, len(f.Plots))
+	for i, p := range f.Plots {
+		grid[i] = []*plot.Plot{p}
+	}
+	tiles := draw.Tiles{Rows: len(f.Plots), Cols: 1, PadY: vg.Points(6)}
+	canvases := plot.Align(grid, tiles, dc)
+	for i, p := range f.Plots {
+		p.Draw(canvases[i][0])
+	}
+}
+
+func (f *Figure) height() vg.Length { return plotHeight * vg.Length(max(1, len(f.Plots))) }
+
+// axisLabel names a metric axis by its unit and the better direction:
+// "tok/s, higher is better ↑"; the plot's title names the metric.
+func axisLabel(unit, dir string) string {
+	s := unit
+	if s == "" {
+		s = "value"
+	}
+	switch dir {
+	case "higher":
+		s += ", higher is better ↑"
+	case "lower":
+		s += ", lower is better ↓"
+	}
+	return s
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.X.Label.TextStyle.Font.Size = vg.Points(11)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
+	p.X.Tick.Label.Font.Size = vg.Points(9.5)
+	p.Y.Tick.Label.Font.Size = vg.Points(9.5)
+	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = vg.Points(9.5)
+	p.Legend.Padding = vg.Points(2)
+	p.Y.Tick.Marker = readableTicks{}
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{225}
+	grid.Horizontal.Color = color.Gray{225}
+	p.Add(grid)
+	return p
+}
+
+// WriteSVG writes the figure as a standalone SVG file.
+func (f *Figure) WriteSVG(w io.Writer) error {
+	c := vgsvg.New(plotWidth, f.height())
+	f.draw(c)
+	_, err := c.WriteTo(w)
+	return err
+}
+
+// WritePNG writes the figure as a PNG at 144 dots per inch (sharp on a
+// high-density screen, small enough to attach to a pull request).
+func (f *Figure) WritePNG(w io.Writer) error {
+	c := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(plotWidth, f.height()), vgimg.UseDPI(144),
+		vgimg.UseBackgroundColor(color.White))}
+	f.draw(c)
+	_, err := c.WriteTo(w)
+	return err
+}
+
+var (
+	svgHeadRE   = regexp.MustCompile(`(?s)^.*?<svg `)
+	svgSizeRE   = regexp.MustCompile(`^width="[^"]*" height="[^"]*"`)
+	svgFamilyRE = regexp.MustCompile(`font-family:Liberation Sans;`)
+)
+
+// fontFallback names fonts with Liberation Sans's metrics for systems
+// that lack it; the generic family last. No font is downloaded.
+const fontFallback = `font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;`
+
+// inlineSVG renders the figure as an <svg> element to embed in a page:
+// no XML prolog, a role, a <title> and <desc> for assistive technology,
+// and a width that follows the page.
+func (f *Figure) inlineSVG(id string) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := f.WriteSVG(&buf); err != nil {
+		return nil, fmt.Errorf("drawing %s: %w", f.Title, err)
+	}
+	s := buf.String()
+	s = svgHeadRE.ReplaceAllString(s, "")
+	s = svgSizeRE.ReplaceAllString(s, `class="plot" preserveAspectRatio="xMidYMid meet"`)
+	s = svgFamilyRE.ReplaceAllString(s, fontFallback)
+	// The opening tag ends at the first '>'.
+	i := strings.IndexByte(s, '>')
+	if i < 0 {
+		return nil, fmt.Errorf("drawing %s: malformed SVG", f.Title)
+	}
+	var out bytes.Buffer
+	out.Grow(len(s) + 512)
+	fmt.Fprintf(&out, `<svg role="img" aria-labelledby="%[1]s-t %[1]s-d" id="%[1]s" `, id)
+	out.WriteString(s[:i+1])
+	fmt.Fprintf(&out, "\n<title id=\"%s-t\">%s</title><desc id=\"%s-d\">%s</desc>", id, html.EscapeString(f.Title), id, html.EscapeString(f.Desc))
+	out.WriteString(s[i+1:])
+	return out.Bytes(), nil
+}
+
+// point is one value with its interval; Low and High are NaN without one.
+type point struct {
+	X, Y, Low, High float64
+}
+
+// series draws one line of points with their interval bars as three SVG
+// paths (the line, the bars, the markers), so that a series of a thousand
+// runs stays small. Markers are left out above markerLimit points.
+type series struct {
+	Points []point
+	Color  color.Color
+	Shape  draw.GlyphDrawer
+	// Line joins consecutive points; a NaN Y breaks it.
+	Line bool
+}
+
+const markerLimit = 150
+
+func (s *series) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	ls := draw.LineStyle{Color: s.Color, Width: vg.Points(1.2)}
+	if s.Line {
+		var path vg.Path
+		pen := false
+		for _, pt := range s.Points {
+			if math.IsNaN(pt.Y) {
+				pen = false
+				continue
+			}
+			q := vg.Point{X: trX(pt.X), Y: trY(pt.Y)}
+			if pen {
+				path.Line(q)
+			} else {
+				path.Move(q)
+				pen = true
+			}
+		}
+		c.SetLineStyle(ls)
+		c.Stroke(path)
+	}
+	var bars vg.Path
+	capW := vg.Points(3)
+	if len(s.Points) > markerLimit {
+		capW = 0
+	}
+	for _, pt := range s.Points {
+		if math.IsNaN(pt.Low) || math.IsNaN(pt.High) || math.IsNaN(pt.Y) {
+			continue
+		}
+		x, lo, hi := trX(pt.X), trY(pt.Low), trY(pt.High)
+		bars.Move(vg.Point{X: x, Y: lo})
+		bars.Line(vg.Point{X: x, Y: hi})
+		if capW > 0 {
+			bars.Move(vg.Point{X: x - capW, Y: lo})
+			bars.Line(vg.Point{X: x + capW, Y: lo})
+			bars.Move(vg.Point{X: x - capW, Y: hi})
+			bars.Line(vg.Point{X: x + capW, Y: hi})
+		}
+	}
+	c.SetLineStyle(draw.LineStyle{Color: s.Color, Width: vg.Points(0.9)})
+	c.Stroke(bars)
+	if len(s.Points) <= markerLimit {
+		gs := draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.6), Shape: s.Shape}
+		for _, pt := range s.Points {
+			if !math.IsNaN(pt.Y) {
+				c.DrawGlyph(gs, vg.Point{X: trX(pt.X), Y: trY(pt.Y)})
+			}
+		}
+	}
+}
+
+// DataRange covers the points and their intervals.
+func (s *series) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, ymin = math.Inf(1), math.Inf(1)
+	xmax, ymax = math.Inf(-1), math.Inf(-1)
+	for _, pt := range s.Points {
+		xmin, xmax = math.Min(xmin, pt.X), math.Max(xmax, pt.X)
+		for _, y := range []float64{pt.Y, pt.Low, pt.High} {
+			if !math.IsNaN(y) {
+				ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
+			}
+		}
+	}
+	return xmin, xmax, ymin, ymax
+}
+
+// Thumbnail draws the series' legend entry.
+func (s *series) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	if s.Line {
+		c.StrokeLine2(draw.LineStyle{Color: s.Color, Width: vg.Points(1.2)}, c.Min.X, y, c.Max.X, y)
+	}
+	c.DrawGlyph(draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.6), Shape: s.Shape}, c.Center())
+}
+
+// vlines marks x positions with dashed vertical lines over the whole
+// height: the runs where the configuration or the rig drifted.
+type vlines struct {
+	X     []float64
+	Color color.Color
+}
+
+func (v *vlines) style() draw.LineStyle {
+	return draw.LineStyle{Color: v.Color, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
+}
+
+func (v *vlines) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	var path vg.Path
+	for _, x := range v.X {
+		path.Move(vg.Point{X: trX(x), Y: c.Min.Y})
+		path.Line(vg.Point{X: trX(x), Y: c.Max.Y})
+	}
+	c.SetLineStyle(v.style())
+	c.Stroke(path)
+}
+
+func (v *vlines) Thumbnail(c *draw.Canvas) {
+	x := c.Center().X
+	c.StrokeLine2(v.style(), x, c.Min.Y, x, c.Max.Y)
+}
+
+// marks draws a glyph at each x along the bottom edge: the failed runs,
+// which have no value to place.
+type marks struct {
+	X     []float64
+	Color color.Color
+}
+
+func (m *marks) glyph() draw.GlyphStyle {
+	return draw.GlyphStyle{Color: m.Color, Radius: vg.Points(3.5), Shape: draw.CrossGlyph{}}
+}
+
+func (m *marks) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	for _, x := range m.X {
+		c.DrawGlyph(m.glyph(), vg.Point{X: trX(x), Y: c.Min.Y + vg.Points(5)})
+	}
+}
+
+func (m *marks) Thumbnail(c *draw.Canvas) { c.DrawGlyph(m.glyph(), c.Center()) }
+
+// strip draws samples as dots spread sideways around an x position, with
+// the center and its interval as a bar beside them.
+type strip struct {
+	X       float64
+	Samples []float64
+	Center  float64
+	Low     float64
+	High    float64
+	Color   color.Color
+	Shape   draw.GlyphDrawer
+}
+
+func (s *strip) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	x := trX(s.X)
+	gs := draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.4), Shape: s.Shape}
+	n := len(s.Samples)
+	width := vg.Points(14)
+	for i, v := range s.Samples {
+		// A deterministic spread: the samples in their recorded order,
+		// evenly across the strip, so a figure never changes between
+		// two builds.
+		off := vg.Length(0)
+		if n > 1 {
+			off = width * vg.Length(float64(i)/float64(n-1)-0.5)
+		}
+		c.DrawGlyph(gs, vg.Point{X: x + off, Y: trY(v)})
+	}
+	if math.IsNaN(s.Center) {
+		return
+	}
+	bx := x + width/2 + vg.Points(7)
+	ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1.1)}
+	if !math.IsNaN(s.Low) && !math.IsNaN(s.High) {
+		c.StrokeLine2(ls, bx, trY(s.Low), bx, trY(s.High))
+		c.StrokeLine2(ls, bx-vg.Points(3), trY(s.Low), bx+vg.Points(3), trY(s.Low))
+		c.StrokeLine2(ls, bx-vg.Points(3), trY(s.High), bx+vg.Points(3), trY(s.High))
+	}
+	c.StrokeLine2(draw.LineStyle{Color: color.Black, Width: vg.Points(2)}, bx-vg.Points(5), trY(s.Center), bx+vg.Points(5), trY(s.Center))
+}
+
+func (s *strip) DataRange() (xmin, xmax, ymin, ymax float64) {
+	ymin, ymax = math.Inf(1), math.Inf(-1)
+	for _, v := range append(append([]float64(nil), s.Samples...), s.Center, s.Low, s.High) {
+		if !math.IsNaN(v) {
+			ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
+		}
+	}
+	return s.X - 0.5, s.X + 0.5, ymin, ymax
+}
+
+func (s *strip) Thumbnail(c *draw.Canvas) {
+	c.DrawGlyph(draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.6), Shape: s.Shape}, c.Center())
+}
+
+// padY widens the y range by a margin, so points and bars do not sit on
+// the frame, and keeps a zero baseline in view when the data is near it.
+func padY(p *plot.Plot, legend int) {
+	lo, hi := p.Y.Min, p.Y.Max
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) || math.IsNaN(lo) || math.IsNaN(hi) {
+		p.Y.Min, p.Y.Max = 0, 1
+		return
+	}
+	span := hi - lo
+	if span == 0 {
+		span = math.Max(math.Abs(hi)*0.1, 1)
+	}
+	// Room above the data for the legend, which gonum draws inside the
+	// plot's top right corner.
+	p.Y.Min = lo - span*0.12
+	p.Y.Max = hi + span*(0.08+0.09*float64(legend))
+	if lo >= 0 && p.Y.Min < 0 {
+		p.Y.Min = 0
+	}
+}
+
+// dateTicks label a time axis (Unix seconds) at round UTC times: hours,
+// days, weeks, months or years, whichever gives a handful of ticks.
+type dateTicks struct{}
+
+func (dateTicks) Ticks(min, max float64) []plot.Tick {
+	lo, hi := time.Unix(int64(math.Floor(min)), 0).UTC(), time.Unix(int64(math.Ceil(max)), 0).UTC()
+	span := hi.Sub(lo)
+	type step struct {
+		d      time.Duration
+		months int
+		format string
+	}
+	steps := []step{
+		{time.Hour, 0, "01-02 15:04"}, {3 * time.Hour, 0, "01-02 15:04"}, {6 * time.Hour, 0, "01-02 15:04"},
+		{12 * time.Hour, 0, "01-02 15:04"}, {24 * time.Hour, 0, "2006-01-02"}, {2 * 24 * time.Hour, 0, "2006-01-02"},
+		{7 * 24 * time.Hour, 0, "2006-01-02"}, {14 * 24 * time.Hour, 0, "2006-01-02"},
+		{0, 1, "2006-01"}, {0, 2, "2006-01"}, {0, 3, "2006-01"}, {0, 6, "2006-01"}, {0, 12, "2006"}, {0, 24, "2006"},
+	}
+	pick := steps[len(steps)-1]
+	for _, st := range steps {
+		d := st.d
+		if st.months > 0 {
+			d = time.Duration(st.months) * 30 * 24 * time.Hour
+		}
+		if span/d <= 7 {
+			pick = st
+			break
+		}
+	}
+	var t time.Time
+	if pick.months == 0 {
+		t = lo.Truncate(pick.d)
+		if pick.d >= 7*24*time.Hour { // weeks start on Monday
+			t = time.Date(lo.Year(), lo.Month(), lo.Day(), 0, 0, 0, 0, time.UTC)
+			for t.Weekday() != time.Monday {
+				t = t.AddDate(0, 0, -1)
+			}
+		}
+	} else {
+		m := (int(lo.Month()) - 1) / pick.months * pick.months
+		t = time.Date(lo.Year(), time.Month(m+1), 1, 0, 0, 0, 0, time.UTC)
+	}
+	var out []plot.Tick
+	for i := 0; i < 100; i++ {
+		if !t.Before(lo) && !t.After(hi) {
+			out = append(out, plot.Tick{Value: float64(t.Unix()), Label: t.Format(pick.format)})
+		}
+		if t.After(hi) {
+			break
+		}
+		if pick.months == 0 {
+			t = t.Add(pick.d)
+		} else {
+			t = t.AddDate(0, pick.months, 0)
+		}
+	}
+	return out
+}
+
+// nominalTicks labels integer x positions with names.
+type nominalTicks []string
+
+func (n nominalTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for i, s := range n {
+		if float64(i) >= min && float64(i) <= max {
+			out = append(out, plot.Tick{Value: float64(i), Label: s})
+		}
+	}
+	return out
+}
+
+// valueTicks are the swept values themselves, when there are few.
+type valueTicks []float64
+
+func (v valueTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, x := range v {
+		out = append(out, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
+	}
+	return out
+}
+
+// readableTicks are gonum's default ticks labelled with the fewest
+// decimals that tell every two major ticks apart (the default format
+// labels 15.9, 16.0 and 16.1 all "16").
+type readableTicks struct{}
+
+func (readableTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for prec := 0; prec <= 8; prec++ {
+		seen := map[string]bool{}
+		ok := true
+		for _, t := range ts {
+			if t.Label == "" {
+				continue
+			}
+			l := strconv.FormatFloat(t.Value, 'f', prec, 64)
+			if seen[l] {
+				ok = false
+				break
+			}
+			seen[l] = true
+		}
+		if ok {
+			for i := range ts {
+				if ts[i].Label != "" {
+					ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', prec, 64)
+				}
+			}
+			return ts
+		}
+	}
+	return ts
+}

@@ -1,0 +1,482 @@
+package report
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rigorbench/rigor/internal/compare"
+	"github.com/rigorbench/rigor/internal/results"
+)
+
+// Options tune [Build].
+type Options struct {
+	// Title heads the index; "" means "rigor report".
+	Title string
+	// Version is the rigor version named in each page's footer.
+	Version string
+}
+
+// Page is one file of a site.
+type Page struct {
+	// Path is slash-separated and relative to the site's root:
+	// "index.html", "experiments/qwen/base.html".
+	Path  string
+	Title string
+	HTML  []byte
+}
+
+// Site is a built report: its pages, the index first.
+type Site struct {
+	Pages []Page
+	// Experiments, Sweeps and Diffs count the pages of each kind.
+	Experiments, Sweeps, Diffs int
+	// Runs counts the records the site was built from.
+	Runs int
+}
+
+// maxMetrics is how many metrics an experiment or sweep page plots and
+// tables; the others are named below the table.
+const maxMetrics = 4
+
+// confidence is the level of every interval in the report.
+const confidence = 0.95
+
+// ErrNoRuns is returned by [Build] when there is nothing to report.
+var ErrNoRuns = errors.New("no runs to report")
+
+// Build makes the site of the runs: an index, a page per experiment, a
+// sweep page per swept experiment, and a diff page per experiment with
+// two ok runs of a point. Experiments are built in parallel.
+func Build(runs []*results.Run, opts Options) (*Site, error) {
+	if len(runs) == 0 {
+		return nil, ErrNoRuns
+	}
+	opts.Title = cmp.Or(opts.Title, "rigor report")
+	byExp := map[string][]*results.Run{}
+	var ids []string
+	for _, r := range runs {
+		if byExp[r.Experiment] == nil {
+			ids = append(ids, r.Experiment)
+		}
+		byExp[r.Experiment] = append(byExp[r.Experiment], r)
+	}
+	slices.Sort(ids)
+
+	type built struct {
+		pages []Page
+		row   indexRow
+		err   error
+	}
+	out := make([]built, len(ids))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(ids)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i].pages, out[i].row, out[i].err = buildExperiment(ids[i], byExp[ids[i]], opts)
+			}
+		}()
+	}
+	for i := range ids {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+
+	site := &Site{Runs: len(runs)}
+	idx := indexPage{Title: opts.Title, Runs: len(runs)}
+	var pages []Page
+	for i, b := range out {
+		if b.err != nil {
+			return nil, fmt.Errorf("building the report of %s: %w", ids[i], b.err)
+		}
+		idx.Rows = append(idx.Rows, b.row)
+		pages = append(pages, b.pages...)
+		site.Experiments++
+		if b.row.SweepHref != "" {
+			site.Sweeps++
+		}
+		if b.row.DiffHref != "" {
+			site.Diffs++
+		}
+	}
+	html, err := render("index.html", opts, idx.Title, "", &idx)
+	if err != nil {
+		return nil, err
+	}
+	site.Pages = append([]Page{{Path: "index.html", Title: idx.Title, HTML: html}}, pages...)
+	return site, nil
+}
+
+// Page paths of an experiment.
+func experimentPath(id string) string { return "experiments/" + id + ".html" }
+func sweepPath(id string) string      { return "sweeps/" + id + ".html" }
+func diffPath(id string) string       { return "diffs/" + id + ".html" }
+
+// rel returns the link from the page at from to the page at to.
+func rel(from, to string) string {
+	depth := strings.Count(from, "/")
+	return strings.Repeat("../", depth) + to
+}
+
+// buildExperiment makes the pages of one experiment and its index row.
+func buildExperiment(id string, runs []*results.Run, opts Options) ([]Page, indexRow, error) {
+	results.SortRuns(runs)
+	vals := make([]results.Run, len(runs))
+	byID := make(map[string]*results.Run, len(runs))
+	for i, r := range runs {
+		vals[i] = *r
+		byID[r.ID] = r
+	}
+	h := compare.Log(vals)
+	swept := false
+	for _, r := range runs {
+		swept = swept || len(r.Swept) > 0
+	}
+
+	row := indexRow{ID: id, Href: experimentPath(id), Runs: len(runs)}
+	last := runs[len(runs)-1]
+	row.Last, row.LastStatus = day(last.Start), last.Status
+	var pages []Page
+
+	// The diff of the latest against the previous ok run of each point.
+	var diff *compare.Report
+	if a, b := previousAndLatest(runs); len(b) > 0 {
+		rep, err := compare.Compare(compare.Side{Label: "previous", Runs: a}, compare.Side{Label: "latest", Runs: b}, compare.Options{})
+		if err != nil {
+			return nil, row, err
+		}
+		diff = rep
+		p := diffPath(id)
+		page, err := newDiffPage(rep, "Latest against previous run: "+id, p, id)
+		if err != nil {
+			return nil, row, err
+		}
+		html, err := render("diff.html", opts, page.Title, rel(p, "index.html"), page)
+		if err != nil {
+			return nil, row, err
+		}
+		pages = append(pages, Page{Path: p, Title: page.Title, HTML: html})
+		row.DiffHref = p
+	}
+	if swept {
+		p := sweepPath(id)
+		page, err := newSweepPage(id, runs, h, p)
+		if err != nil {
+			return nil, row, err
+		}
+		html, err := render("sweep.html", opts, page.Title, rel(p, "index.html"), page)
+		if err != nil {
+			return nil, row, err
+		}
+		pages = append(pages, Page{Path: p, Title: page.Title, HTML: html})
+		row.SweepHref = p
+		row.Points = page.Points
+	}
+	ep, err := newExperimentPage(id, h, byID, experimentPath(id))
+	if err != nil {
+		return nil, row, err
+	}
+	if row.SweepHref != "" {
+		ep.SweepHref = rel(ep.Path, row.SweepHref)
+	}
+	if row.DiffHref != "" {
+		ep.DiffHref = rel(ep.Path, row.DiffHref)
+	}
+	html, err := render("experiment.html", opts, ep.Title, rel(ep.Path, "index.html"), ep)
+	if err != nil {
+		return nil, row, err
+	}
+	pages = append([]Page{{Path: ep.Path, Title: ep.Title, HTML: html}}, pages...)
+
+	// The index row: the headline metric of the latest ok run (of the
+	// best point, for a sweep), the drift markers, the verdicts of the
+	// latest diff.
+	for _, e := range h.Entries {
+		if len(e.Drift) > 0 {
+			row.Drifts++
+			row.LastDrift = day(e.Start)
+			row.DriftTitle = driftText(e.Drift, 4)
+		}
+		if e.Status != results.StatusOK {
+			row.Failed++
+		}
+	}
+	if len(h.Metrics) > 0 {
+		row.Headline = headline(h.Metrics[0], results.LatestPerPoint(runs), h)
+	}
+	if diff != nil {
+		for _, t := range diff.Tables {
+			for _, r := range t.Rows {
+				switch r.Verdict {
+				case compare.Better:
+					row.Better++
+				case compare.Worse:
+					row.Worse++
+				}
+			}
+		}
+	}
+	return pages, row, nil
+}
+
+// previousAndLatest returns, for each point with two ok runs or more, the
+// previous ok run (side A) and the latest (side B).
+func previousAndLatest(runs []*results.Run) (a, b []results.Run) {
+	byPoint := map[string][]*results.Run{}
+	var order []string
+	for _, r := range runs {
+		if r.Status != results.StatusOK {
+			continue
+		}
+		if byPoint[r.Point] == nil {
+			order = append(order, r.Point)
+		}
+		byPoint[r.Point] = append(byPoint[r.Point], r)
+	}
+	for _, p := range order {
+		rs := byPoint[p]
+		if len(rs) < 2 {
+			continue
+		}
+		a = append(a, *rs[len(rs)-2])
+		b = append(b, *rs[len(rs)-1])
+	}
+	return a, b
+}
+
+// runStat is one metric of one run: mean and interval of its samples.
+type runStat struct {
+	Sum  compare.Summary
+	Unit string
+	Dir  string
+}
+
+func statOf(m results.Metric) runStat {
+	x := m.Samples
+	if len(x) == 0 {
+		x = []float64{m.Value}
+	}
+	iv := compare.MeanCI(x, confidence)
+	s := compare.Summary{N: len(x), Center: compare.Mean(x), Low: iv.Low, High: iv.High, Confidence: iv.Confidence, Samples: x}
+	return runStat{Sum: s, Unit: m.Unit, Dir: compare.MetricDirection(m.Name, m.Direction)}
+}
+
+func metricOf(r *results.Run, key string) (results.Metric, bool) {
+	for _, m := range r.Metrics {
+		if m.Key() == key {
+			return m, true
+		}
+	}
+	return results.Metric{}, false
+}
+
+// headline describes the key metric of the latest ok runs: the run's for
+// one point, the best point's for a sweep.
+func headline(key string, latest []*results.Run, h *compare.History) *headlineCell {
+	label := map[string]string{}
+	for _, e := range h.Entries {
+		label[e.ID] = e.Point
+	}
+	var best *headlineCell
+	for _, r := range latest {
+		if r.Status != results.StatusOK {
+			continue
+		}
+		m, ok := metricOf(r, key)
+		if !ok {
+			continue
+		}
+		st := statOf(m)
+		c := &headlineCell{Metric: key, Value: compare.FormatNum(st.Sum.Center),
+			Unit: m.Unit, N: st.Sum.N, Point: label[r.ID], center: st.Sum.Center, Date: day(r.Start)}
+		if st.Sum.N > 1 {
+			c.CI = compare.FormatCI(st.Sum, confidence)
+		}
+		if best == nil || (st.Dir == results.LowerIsBetter && c.center < best.center) ||
+			(st.Dir != results.LowerIsBetter && c.center > best.center) {
+			best = c
+		}
+	}
+	if best != nil && len(latest) > 1 {
+		best.Best = true
+	}
+	return best
+}
+
+func day(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
+func minute(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
+// driftText lists changes as "path: old → new", at most n of them.
+func driftText(cs []compare.Change, n int) string {
+	var parts []string
+	for i, c := range cs {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("and %d more", len(cs)-n))
+			break
+		}
+		parts = append(parts, c.Path+": "+compare.ShowValue(c.Old)+" → "+compare.ShowValue(c.New))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// fmtStat formats a mean with its interval: "16.30 ± 1.2%".
+func fmtStat(s compare.Summary) string {
+	if s.N == 0 || math.IsNaN(s.Center) {
+		return "–"
+	}
+	v := compare.FormatNum(s.Center)
+	if ci := compare.FormatCI(s, confidence); ci != "" && s.N > 1 {
+		v += " " + ci
+	}
+	return v
+}
+
+// Write writes the site into dir. The pages are written into a new
+// directory beside dir, which then takes dir's place, so that a reader
+// never sees half a report. An existing dir is replaced only when it holds
+// a report written by [Site.Write] (its marker file) or nothing at all.
+func (s *Site) Write(dir string) error {
+	dir = filepath.Clean(dir)
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return &DirError{Dir: dir, Reason: "is a file"}
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", dir, err)
+		}
+		if len(ents) > 0 {
+			if _, err := os.Stat(filepath.Join(dir, markerName)); err != nil {
+				return &DirError{Dir: dir, Reason: "exists and holds files that are not a rigor report"}
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	for _, p := range s.Pages {
+		f := filepath.Join(tmp, filepath.FromSlash(p.Path))
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			return fmt.Errorf("writing report: %w", err)
+		}
+		if err := os.WriteFile(f, p.HTML, 0o644); err != nil {
+			return fmt.Errorf("writing report: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(tmp, markerName), []byte(markerText), 0o644); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	old := ""
+	if _, err := os.Stat(dir); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(dir, old); err != nil {
+			return fmt.Errorf("replacing %s: %w", dir, err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if old != "" {
+			os.Rename(old, dir)
+		}
+		return fmt.Errorf("writing report: %w", err)
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	return nil
+}
+
+// markerName is the file that marks a directory as a rigor report, which
+// a later report may replace.
+const markerName = ".rigor-report"
+
+const markerText = "This directory was written by 'rigor report' and is replaced whole by the next one.\n"
+
+// DirError says why a report cannot be written into a directory.
+type DirError struct {
+	Dir, Reason string
+}
+
+func (e *DirError) Error() string { return fmt.Sprintf("writing report: %s %s", e.Dir, e.Reason) }
+
+// Match selects the runs of the experiments the patterns name: an
+// experiment id, a directory of experiments ("qwen" for qwen/…), or a glob
+// over experiment ids ('qwen/*'). No pattern selects every run. Patterns
+// that select nothing are returned in missing.
+func Match(runs []*results.Run, patterns []string) (selected []*results.Run, missing []string, err error) {
+	if len(patterns) == 0 {
+		return runs, nil, nil
+	}
+	hit := make([]bool, len(patterns))
+	cache := map[string]bool{}
+	for _, r := range runs {
+		keep, seen := cache[r.Experiment]
+		if !seen {
+			for i, p := range patterns {
+				ok, err := matchID(p, r.Experiment)
+				if err != nil {
+					return nil, nil, err
+				}
+				if ok {
+					keep, hit[i] = true, true
+				}
+			}
+			cache[r.Experiment] = keep
+		}
+		if keep {
+			selected = append(selected, r)
+		}
+	}
+	for i, p := range patterns {
+		if !hit[i] {
+			missing = append(missing, p)
+		}
+	}
+	return selected, missing, nil
+}
+
+func matchID(pattern, id string) (bool, error) {
+	p := strings.TrimSuffix(pattern, "/")
+	if p == id || strings.HasPrefix(id, p+"/") {
+		return true, nil
+	}
+	ok, err := path.Match(p, id)
+	if err != nil {
+		return false, fmt.Errorf("pattern %q: %w", pattern, err)
+	}
+	return ok, nil
+}
