@@ -19,7 +19,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
-
 )
 
 // Plot sizes: wide enough for a time axis of a year, small enough for a
