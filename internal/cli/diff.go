@@ -152,7 +152,18 @@ func (e *env) openStore(refs ...string) (*results.Store, error) {
 // resolveRef loads the runs a command-line reference names, with hints
 // for the ways it goes wrong.
 func (e *env) resolveRef(store *results.Store, ref string) (*results.Selection, error) {
-	sel, err := store.Resolve(context.Background(), ref)
+	return e.resolveRefLatest(store, ref, false)
+}
+
+// resolveRefLatest is resolveRef keeping, when latest is set, only the
+// latest run of each point of an experiment or a point, the only records
+// then read.
+func (e *env) resolveRefLatest(store *results.Store, ref string, latest bool) (*results.Selection, error) {
+	resolve := store.Resolve
+	if latest {
+		resolve = store.ResolveLatest
+	}
+	sel, err := resolve(context.Background(), ref)
 	if err == nil {
 		return sel, nil
 	}
@@ -228,11 +239,11 @@ func (c *diffCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	a, err := e.resolveRef(store, c.A)
+	a, err := e.resolveRefLatest(store, c.A, !c.All)
 	if err != nil {
 		return err
 	}
-	b, err := e.resolveRef(store, c.B)
+	b, err := e.resolveRefLatest(store, c.B, !c.All)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -57,34 +56,19 @@ func (c *resultsCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	var runs []*results.Run
-	if c.ID == "" {
-		var warnings []error
-		runs, warnings, err = store.List(results.Filter{})
-		if err != nil {
-			return err
-		}
-		e.warn(warnings)
-	} else {
-		sel, err := e.resolveRef(store, c.ID)
-		if err != nil {
-			return err
-		}
-		e.warn(sel.Warnings)
-		runs = sel.Runs
+	sums, err := c.summaries(e, store)
+	if err != nil {
+		return err
 	}
-	rows := make([]resultRow, 0, len(runs))
-	for _, r := range runs {
+	rows := make([]resultRow, 0, len(sums))
+	for _, r := range sums {
 		row := resultRow{ID: r.ID, Experiment: r.Experiment, Point: r.Point, Start: r.Start.UTC(), Status: r.Status,
-			Error: r.Error, Commit: shortCommit(r.Engine), Metric: pickMetric(r)}
-		if r.Rig != nil {
-			row.Rig = r.Rig.AcceleratorModelName
-			if r.Rig.AcceleratorsPerNode > 1 {
-				row.Rig = fmt.Sprintf("%d× %s", r.Rig.AcceleratorsPerNode, row.Rig)
-			}
+			Error: r.Error, Commit: shortCommit(r.Engine), Rig: r.Accelerator, Metric: pickMetric(r.Metrics)}
+		if r.Accelerators > 1 {
+			row.Rig = fmt.Sprintf("%d× %s", r.Accelerators, row.Rig)
 		}
-		if c.ID == "" || !strings.Contains(c.ID, "@") {
-			if rel, err := filepath.Rel(store.Root, store.RecordPath(r.Experiment, r.ID)); err == nil {
+		if r.Path != "" {
+			if rel, err := filepath.Rel(store.Root, r.Path); err == nil {
 				row.Path = filepath.ToSlash(rel)
 			}
 		}
@@ -113,9 +97,53 @@ func (c *resultsCmd) Run(e *env) error {
 	return tw.Flush()
 }
 
+// summaries returns the summaries of the runs to list: from the index for
+// the working tree (every run, an experiment's or a point's), from the
+// records themselves for a run id, a file or a git revision.
+func (c *resultsCmd) summaries(e *env, store *results.Store) ([]*results.Summary, error) {
+	id, kind, rev := results.ParseRef(c.ID)
+	if c.ID == "" || rev == "" && (kind == results.RefExperiment || kind == results.RefPoint) {
+		f := results.Filter{}
+		if kind == results.RefExperiment {
+			f.Experiment = id
+		} else if kind == results.RefPoint {
+			f.Experiment, f.Point = id[:strings.IndexByte(id, '[')], id
+		}
+		if f.Experiment != "" {
+			if err := results.CheckExperimentID(f.Experiment); err != nil {
+				return nil, err
+			}
+		}
+		sums, warnings, err := store.Summaries(f)
+		if err != nil {
+			return nil, err
+		}
+		if c.ID != "" && len(sums) == 0 {
+			// Let Resolve say what is missing, with its hints.
+			_, err := e.resolveRef(store, c.ID)
+			return nil, err
+		}
+		e.warn(warnings)
+		return sums, nil
+	}
+	sel, err := e.resolveRef(store, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	e.warn(sel.Warnings)
+	sums := make([]*results.Summary, len(sel.Runs))
+	for i, r := range sel.Runs {
+		sums[i] = results.Summarize(r)
+		if rev == "" {
+			sums[i].Path = store.RecordPath(r.Experiment, r.ID)
+		}
+	}
+	return sums, nil
+}
+
 // shortCommit is the engine commit shortened to 7 digits, else the
 // requested ref, else the version.
-func shortCommit(en results.Engine) string {
+func shortCommit(en results.EngineRef) string {
 	switch {
 	case len(en.Commit) >= 7:
 		return en.Commit[:7]
@@ -138,12 +166,12 @@ func cut(s string, n int) string {
 
 // pickMetric returns the run's key metric: tokSOut, else tokSPrompt, else
 // the first one, as the mean of its samples (the value when it has none).
-func pickMetric(r *results.Run) *keyMetric {
-	var m *results.Metric
+func pickMetric(ms []results.MetricSummary) *keyMetric {
+	var m *results.MetricSummary
 	for _, name := range []string{metric.TokSOut, metric.TokSPrompt} {
-		for i := range r.Metrics {
-			if r.Metrics[i].Name == name {
-				m = &r.Metrics[i]
+		for i := range ms {
+			if ms[i].Name == name {
+				m = &ms[i]
 				break
 			}
 		}
@@ -151,17 +179,13 @@ func pickMetric(r *results.Run) *keyMetric {
 			break
 		}
 	}
-	if m == nil && len(r.Metrics) > 0 {
-		m = &r.Metrics[0]
+	if m == nil && len(ms) > 0 {
+		m = &ms[0]
 	}
 	if m == nil {
 		return nil
 	}
-	k := &keyMetric{Key: m.Key(), Unit: m.Unit, Mean: m.Value, N: 1}
-	if len(m.Samples) > 0 {
-		k.Mean, k.N = compare.Mean(m.Samples), len(m.Samples)
-	}
-	return k
+	return &keyMetric{Key: m.Key(), Unit: m.Unit, Mean: m.Mean, N: m.N}
 }
 
 // formatNum prints a value with four significant digits (two decimals at

@@ -60,6 +60,18 @@ func ParseRef(ref string) (id string, kind RefKind, rev string) {
 // committed at that revision ([Store.LoadAt]). A reference that names no
 // run is an error wrapping [ErrNotFound].
 func (s *Store) Resolve(ctx context.Context, ref string) (*Selection, error) {
+	return s.resolve(ctx, ref, false)
+}
+
+// ResolveLatest is [Store.Resolve] keeping only the latest run of each
+// point of an experiment or a point ([LatestPerPoint]). In the working
+// tree the runs are chosen by the index ([Store.Latest]) and only those
+// records are read.
+func (s *Store) ResolveLatest(ctx context.Context, ref string) (*Selection, error) {
+	return s.resolve(ctx, ref, true)
+}
+
+func (s *Store) resolve(ctx context.Context, ref string, latest bool) (*Selection, error) {
 	id, kind, rev := ParseRef(ref)
 	sel := &Selection{Ref: ref, Rev: rev, Kind: kind, ID: id}
 	at := ""
@@ -110,11 +122,17 @@ func (s *Store) Resolve(ctx context.Context, ref string) (*Selection, error) {
 		var runs []*Run
 		var warnings []error
 		var err error
-		if rev == "" {
+		switch {
+		case rev == "" && latest:
+			runs, warnings, err = s.Latest(f)
+		case rev == "":
 			runs, warnings, err = s.List(f)
-		} else {
+		default:
 			runs, warnings, err = s.LoadAt(ctx, rev, exp)
 			runs = filterRuns(runs, f)
+			if latest {
+				runs = LatestPerPoint(runs)
+			}
 		}
 		if err != nil {
 			return nil, err

@@ -336,52 +336,27 @@ func SortRuns(runs []*Run) {
 }
 
 // recordPaths returns the record files of one experiment (its directory
-// only) or, with experiment "", of every experiment. A directory with a
-// sibling "<name>.json" holds a run's raw outputs and is skipped.
+// only) or, with experiment "", of every experiment ([Store.recordDirs]).
 func (s *Store) recordPaths(experiment string) ([]string, error) {
-	if experiment != "" {
-		dir := filepath.Join(s.Dir, filepath.FromSlash(experiment))
+	dirs, err := s.recordDirs(experiment)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range dirs {
+		dir := filepath.Join(s.Dir, filepath.FromSlash(d))
 		ents, err := os.ReadDir(dir)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("listing runs of %s: %w", experiment, err)
+			return nil, fmt.Errorf("listing runs of %s: %w", d, err)
 		}
-		var out []string
 		for _, e := range ents {
 			if isRecordName(e) {
 				out = append(out, filepath.Join(dir, e.Name()))
 			}
 		}
-		return out, nil
-	}
-	var out []string
-	err := filepath.WalkDir(s.Dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == s.Dir && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
-			return err
-		}
-		if d.IsDir() {
-			if path != s.Dir {
-				if strings.HasPrefix(d.Name(), ".") {
-					return fs.SkipDir
-				}
-				if _, err := os.Lstat(path + ".json"); err == nil {
-					return fs.SkipDir
-				}
-			}
-			return nil
-		}
-		if isRecordName(d) && filepath.Dir(path) != s.Dir {
-			out = append(out, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing runs: %w", err)
 	}
 	return out, nil
 }
