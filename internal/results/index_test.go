@@ -1,0 +1,299 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// agedIndex makes every file old enough for the index to keep its entry.
+func agedIndex(t *testing.T) {
+	t.Helper()
+	old := indexNow
+	indexNow = func() time.Time { return time.Now().Add(time.Hour) }
+	t.Cleanup(func() { indexNow = old })
+}
+
+func writeRecords(t *testing.T, s *Store, exp string, n int, from int) []*Run {
+	t.Helper()
+	var runs []*Run
+	for i := from; i < from+n; i++ {
+		start := t0.Add(time.Duration(i) * time.Minute)
+		r := testRun(fmt.Sprintf("%s-%04d", start.Format("20060102T150405Z"), i), exp, start, float64(50+i), float64(51+i))
+		if _, err := s.Write(r, map[string][]byte{"stdout": []byte("x\n")}); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// checkSummaries compares the index's summaries with the records read
+// from scratch.
+func checkSummaries(t *testing.T, s *Store, f Filter) []*Summary {
+	t.Helper()
+	sums, warns, err := s.Summaries(f)
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("Summaries(%+v): %v, warnings %v", f, err, warns)
+	}
+	runs, _, err := s.List(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sums) != len(runs) {
+		t.Fatalf("Summaries(%+v) = %d summaries, List = %d runs", f, len(sums), len(runs))
+	}
+	for i, r := range runs {
+		want := Summarize(r)
+		want.Path = s.RecordPath(r.Experiment, r.ID)
+		got, _ := json.Marshal(sums[i])
+		exp, _ := json.Marshal(want)
+		if string(got) != string(exp) || sums[i].Path != want.Path {
+			t.Errorf("summary %d:\ngot  %s %s\nwant %s %s", i, got, sums[i].Path, exp, want.Path)
+		}
+	}
+	return sums
+}
+
+func segmentOf(t *testing.T, s *Store, dir string) *segment {
+	t.Helper()
+	data, err := os.ReadFile(s.indexPath(dir))
+	if err != nil {
+		t.Fatalf("reading the segment of %s: %v", dir, err)
+	}
+	var seg segment
+	if err := json.Unmarshal(data, &seg); err != nil {
+		t.Fatal(err)
+	}
+	return &seg
+}
+
+func TestIndexBuildsAndIsUsed(t *testing.T) {
+	agedIndex(t)
+	s := Open(t.TempDir())
+	writeRecords(t, s, "a/x", 3, 0)
+	writeRecords(t, s, "b", 2, 3)
+	checkSummaries(t, s, Filter{})
+	if seg := segmentOf(t, s, "a/x"); len(seg.Records) != 3 {
+		t.Fatalf("segment of a/x holds %d records, want 3", len(seg.Records))
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, indexDir, ".gitignore")); err != nil {
+		t.Errorf("the index does not ignore itself in git: %v", err)
+	}
+
+	// A summary planted in the segment, with the file's true stat, is
+	// what the next listing shows: the records are not read again.
+	seg := segmentOf(t, s, "b")
+	seg.Records[0].Summary.Status = "planted"
+	s.writeSegment("b", seg)
+	sums, _, err := s.Summaries(Filter{Experiment: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sums[0].Status != "planted" {
+		t.Errorf("status %q: the record was read although its stat matched the index", sums[0].Status)
+	}
+}
+
+func TestIndexStaleEntry(t *testing.T) {
+	agedIndex(t)
+	s := Open(t.TempDir())
+	runs := writeRecords(t, s, "e", 3, 0)
+	checkSummaries(t, s, Filter{})
+
+	// Edit a record in place, keeping its size and modification time:
+	// the change time still gives it away.
+	p := s.RecordPath("e", runs[1].ID)
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(orig, []byte(`"status": "ok"`))
+	if i < 0 {
+		t.Fatalf("no status in %s", orig)
+	}
+	edited := bytes.Clone(orig)
+	copy(edited[i:], `"status": "ko"`)
+	if err := os.WriteFile(p, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	_, warns, err := s.Summaries(Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *LoadError
+	if len(warns) != 1 || !errors.As(warns[0], &le) || le.Path != p {
+		t.Fatalf("record edited in place: warnings %v, want one naming %s", warns, p)
+	}
+
+	// A valid edit is read again and replaces the entry.
+	r := *runs[1]
+	r.Notes = "rerun on a quiet machine"
+	data, _ := Encode(&r)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sums := checkSummaries(t, s, Filter{Experiment: "e"})
+	if sums[1].Status != StatusOK {
+		t.Errorf("status after the fix: %q", sums[1].Status)
+	}
+
+	// A record removed behind the index's back disappears from it.
+	if err := os.Remove(s.RecordPath("e", runs[0].ID)); err != nil {
+		t.Fatal(err)
+	}
+	checkSummaries(t, s, Filter{})
+	if seg := segmentOf(t, s, "e"); len(seg.Records) != 2 {
+		t.Errorf("segment after a removal holds %d records, want 2", len(seg.Records))
+	}
+
+	// Records added behind its back appear.
+	writeRecords(t, s, "e", 2, 10)
+	if got := checkSummaries(t, s, Filter{}); len(got) != 4 {
+		t.Errorf("after adding 2 records: %d summaries, want 4", len(got))
+	}
+}
+
+func TestIndexRecentFilesAreNotKept(t *testing.T) {
+	s := Open(t.TempDir())
+	writeRecords(t, s, "e", 2, 0)
+	checkSummaries(t, s, Filter{})
+	// Files written just now may still change within the file system's
+	// timestamp granularity: they are not trusted to the index yet.
+	if seg := s.readSegment("e"); len(seg.Records) != 0 {
+		t.Errorf("segment holds %d records written a moment ago, want 0", len(seg.Records))
+	}
+}
+
+func TestIndexDeletedAndDamaged(t *testing.T) {
+	agedIndex(t)
+	s := Open(t.TempDir())
+	writeRecords(t, s, "e", 3, 0)
+	writeRecords(t, s, "f", 1, 3)
+	checkSummaries(t, s, Filter{})
+
+	if err := os.RemoveAll(filepath.Join(s.Dir, indexDir)); err != nil {
+		t.Fatal(err)
+	}
+	checkSummaries(t, s, Filter{Experiment: "e"})
+	if seg := segmentOf(t, s, "e"); len(seg.Records) != 3 {
+		t.Errorf("rebuilt segment holds %d records, want 3", len(seg.Records))
+	}
+
+	for _, junk := range []string{"", "{", `{"version":99,"dir":"e","records":[]}`, `{"version":1,"dir":"f","records":[]}`} {
+		if err := os.WriteFile(s.indexPath("e"), []byte(junk), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		checkSummaries(t, s, Filter{})
+	}
+
+	// Segments of experiments that are gone are pruned by a full listing.
+	if err := os.RemoveAll(filepath.Join(s.Dir, "f")); err != nil {
+		t.Fatal(err)
+	}
+	checkSummaries(t, s, Filter{})
+	if _, err := os.Stat(s.indexPath("f")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the segment of a removed experiment is kept: %v", err)
+	}
+}
+
+func TestIndexTwoWriters(t *testing.T) {
+	agedIndex(t)
+	s := Open(t.TempDir())
+	writeRecords(t, s, "e", 5, 0)
+	// Two writers add records to the same experiment while two readers
+	// list it, each updating the index.
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for w := range 2 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				n := 100 + w*100 + i
+				start := t0.Add(time.Duration(n) * time.Minute)
+				r := testRun(fmt.Sprintf("%s-%04d", start.Format("20060102T150405Z"), n), "e", start, 1, 2)
+				if _, err := s.Write(r, nil); err != nil {
+					errs <- err
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if _, warns, err := Open(s.Root).Summaries(Filter{}); err != nil || len(warns) > 0 {
+					errs <- fmt.Errorf("listing while writing: %v %v", err, warns)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	sums := checkSummaries(t, s, Filter{})
+	if len(sums) != 45 {
+		t.Errorf("%d summaries, want 45", len(sums))
+	}
+	// Whatever segment the last writer left is true to the files.
+	seg := segmentOf(t, s, "e")
+	names := make([]string, len(seg.Records))
+	for i, e := range seg.Records {
+		names[i] = e.Name
+	}
+	if len(names) != 45 || !slices.IsSorted(names) {
+		t.Errorf("segment holds %d records (sorted: %v), want all 45", len(names), slices.IsSorted(names))
+	}
+}
+
+func TestLatestPreviousImported(t *testing.T) {
+	agedIndex(t)
+	s := Open(t.TempDir())
+	runs := writeRecords(t, s, "e", 4, 0)
+	failed := testRun("20260508T050000Z-ffff", "e", t0.Add(time.Hour), 1)
+	failed.Status, failed.Error = StatusFailed, "boom"
+	failed.Provenance = &Provenance{Kind: "import", SHA256: "abc", Label: "L"}
+	if _, err := s.Write(failed, nil); err != nil {
+		t.Fatal(err)
+	}
+	latest, _, err := s.Latest(Filter{Experiment: "e"})
+	if err != nil || len(latest) != 1 || latest[0].ID != runs[3].ID {
+		t.Fatalf("Latest = %v, %v; want the last ok run %s", latest, err, runs[3].ID)
+	}
+	if len(latest[0].Processes) == 0 {
+		t.Error("Latest returned a summary, not the full record")
+	}
+	prev, err := s.Previous("e", runs[3].ID)
+	if err != nil || prev == nil || prev.ID != runs[2].ID {
+		t.Errorf("Previous(e, %s) = %v, %v; want %s", runs[3].ID, prev, err, runs[2].ID)
+	}
+	if prev, err := s.Previous("e", runs[0].ID); prev != nil || err != nil {
+		t.Errorf("Previous of the first run = %v, %v; want none", prev, err)
+	}
+	if prev, err := s.Previous("nothing/here", ""); prev != nil || err != nil {
+		t.Errorf("Previous of an unknown experiment = %v, %v; want none", prev, err)
+	}
+	imp, _, err := s.Imported()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{ImportKey{SHA256: "abc", Label: "L"}.String(): "results/e/20260508T050000Z-ffff.json"}
+	if fmt.Sprint(imp) != fmt.Sprint(want) {
+		t.Errorf("Imported = %q, want %q", imp, want)
+	}
+}
