@@ -1,0 +1,315 @@
+package results
+
+// Publishing records to a shared remote and gathering them back (issue
+// 17). These use the git CLI, not go-git, for three reasons: go-git v5
+// cannot merge two histories (its Merge is fast-forward only), and a sync
+// is a merge; pushes and fetches must go through the user's own git set-up
+// (ssh config, credential helpers, url.insteadOf), which only git itself
+// honours; and a push that loses a race must be told apart from one that
+// failed, which git's --porcelain output does.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// ResultsBranchPrefix is the prefix of the branches jobs push records to
+// on the shared remote: rigor/results/<batch id>.
+const ResultsBranchPrefix = "rigor/results/"
+
+// ErrGitNotInstalled is returned when the git executable is not on PATH.
+var ErrGitNotInstalled = errors.New("git is not installed")
+
+// git runs git in dir with the extra environment env and returns its
+// trimmed stdout; an error carries git's stderr.
+func gitRun(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return "", ErrGitNotInstalled
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = strings.TrimSpace(stdout.String())
+		}
+		return strings.TrimSpace(stdout.String()), &GitError{Args: args, Msg: msg, Err: err}
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+// GitError is a git command that failed, with what git said.
+type GitError struct {
+	Args []string
+	Msg  string
+	Err  error
+}
+
+func (e *GitError) Error() string {
+	return fmt.Sprintf("git %s: %s", e.Args[0], firstLines(e.Msg, 3))
+}
+func (e *GitError) Unwrap() error { return e.Err }
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "; ")
+}
+
+// PublishOptions say where a job's records go.
+type PublishOptions struct {
+	// Remote is a git URL or remote name; Branch the branch there.
+	Remote, Branch string
+	// Base is the commit the branch starts from when it does not exist yet
+	// (the commit the jobs ran).
+	Base string
+	// Paths are the files and directories to publish, relative to the
+	// clone's root. They must be new: records never change.
+	Paths []string
+	// Message is the commit message; Author "Name <email>" its author and
+	// committer.
+	Message, Author string
+	// Attempts bounds the tries when other jobs push at the same time
+	// (default 30).
+	Attempts int
+}
+
+// Publish commits opts.Paths of the clone at dir on top of the remote
+// branch's tip (opts.Base when the branch does not exist) and pushes the
+// commit, fetching and trying again when another push won the race. It
+// never moves the clone's HEAD or touches its working tree, and never
+// forces a push. It returns the pushed commit.
+func Publish(ctx context.Context, dir string, opts PublishOptions) (string, error) {
+	attempts := opts.Attempts
+	if attempts <= 0 {
+		attempts = 30
+	}
+	var env []string
+	if opts.Author != "" {
+		sig, ok := parseAuthor(opts.Author)
+		if !ok {
+			return "", fmt.Errorf("author %q: want \"Name <email>\"", opts.Author)
+		}
+		env = []string{"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email,
+			"GIT_COMMITTER_NAME=" + sig.Name, "GIT_COMMITTER_EMAIL=" + sig.Email}
+	}
+	// A private index, so the clone's own stays as it was.
+	env = append(env, "GIT_INDEX_FILE="+dir+"/.git/rigor-publish-index")
+	tracking := "refs/rigor/publish-base"
+	var lastErr error
+	for i := 0; i < attempts; i++ {
+		if i > 0 {
+			// Back off with jitter so that racing jobs spread out.
+			d := time.Duration(50+rand.IntN(100*min(i, 10))) * time.Millisecond
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(d):
+			}
+		}
+		base := opts.Base
+		if _, err := gitRun(ctx, dir, nil, "fetch", "--quiet", "--no-tags", opts.Remote, "+refs/heads/"+opts.Branch+":"+tracking); err == nil {
+			if base, err = gitRun(ctx, dir, nil, "rev-parse", "--verify", tracking+"^{commit}"); err != nil {
+				return "", fmt.Errorf("publishing to %s: %w", opts.Branch, err)
+			}
+		} else if !missingRef(err) {
+			lastErr = err
+			continue
+		}
+		commit, err := commitOnto(ctx, dir, env, base, opts)
+		if err != nil {
+			return "", fmt.Errorf("publishing to %s: %w", opts.Branch, err)
+		}
+		out, err := gitRun(ctx, dir, nil, "push", "--porcelain", "--quiet", opts.Remote, commit+":refs/heads/"+opts.Branch)
+		if err == nil {
+			return commit, nil
+		}
+		lastErr = err
+		if !pushRace(out, err) {
+			return "", fmt.Errorf("pushing to %s: %w", opts.Branch, err)
+		}
+	}
+	return "", fmt.Errorf("pushing to %s: gave up after %d attempts: %w", opts.Branch, attempts, lastErr)
+}
+
+// commitOnto writes a commit whose tree is base's plus opts.Paths and
+// whose parent is base. A path already in base is an error: records are
+// new files.
+func commitOnto(ctx context.Context, dir string, env []string, base string, opts PublishOptions) (string, error) {
+	if _, err := gitRun(ctx, dir, env, "read-tree", base); err != nil {
+		return "", err
+	}
+	for _, p := range opts.Paths {
+		if out, _ := gitRun(ctx, dir, env, "ls-files", "--", p); out != "" {
+			return "", fmt.Errorf("%s is already on the branch: records are never replaced", p)
+		}
+	}
+	// -f: a results directory the module ignores (results/quickstart/) is
+	// still published.
+	if _, err := gitRun(ctx, dir, env, append([]string{"add", "-f", "--"}, opts.Paths...)...); err != nil {
+		return "", err
+	}
+	tree, err := gitRun(ctx, dir, env, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	return gitRun(ctx, dir, env, "commit-tree", tree, "-p", base, "-m", opts.Message)
+}
+
+// missingRef reports whether a fetch failed because the branch does not
+// exist yet.
+func missingRef(err error) bool {
+	var ge *GitError
+	return errors.As(err, &ge) && strings.Contains(ge.Msg, "couldn't find remote ref")
+}
+
+// pushRace reports whether a push failed because another push moved or
+// created the branch first (or held its lock), rather than for a reason
+// retrying cannot fix.
+func pushRace(out string, err error) bool {
+	var ge *GitError
+	msg := out
+	if errors.As(err, &ge) {
+		msg += "\n" + ge.Msg
+	}
+	for _, s := range []string{"[rejected]", "non-fast-forward", "fetch first", "cannot lock ref", "failed to update ref", "reference already exists", "stale info", "Unable to create", "index.lock"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// SyncOptions say what to gather.
+type SyncOptions struct {
+	// Remote is the remote name or URL the jobs pushed to.
+	Remote string
+	// Branches limits the sync to these results branches (full names,
+	// rigor/results/<id>); empty means every rigor/results/* branch.
+	Branches []string
+}
+
+// Synced is one results branch merged, or found already merged.
+type Synced struct {
+	Branch string `json:"branch"`
+	Commit string `json:"commit"`
+	// Added lists the files the merge brought in (records and raw output),
+	// relative to the module; empty when the branch was already merged.
+	Added []string `json:"added,omitempty"`
+}
+
+// ConflictError is a results branch that changes or replaces a file the
+// working branch has: records are never overwritten, so nothing is merged.
+type ConflictError struct {
+	Branch string
+	Paths  []string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s conflicts with this branch: %s (records are never replaced; nothing was merged)", e.Branch, strings.Join(e.Paths, ", "))
+}
+
+// Sync fetches the results branches from opts.Remote and merges each into
+// the checked-out branch of the repository at root, in the order of their
+// names. A branch that would change or delete a file, or add one that
+// exists here with other content, is a [*ConflictError] and is not
+// merged; the branches merged before it stay merged.
+func Sync(ctx context.Context, root string, opts SyncOptions) ([]Synced, error) {
+	remote := opts.Remote
+	if remote == "" {
+		remote = "origin"
+	}
+	if _, err := gitRun(ctx, root, nil, "rev-parse", "--verify", "HEAD^{commit}"); err != nil {
+		return nil, fmt.Errorf("syncing results: the module has no commit to merge into: %w", err)
+	}
+	local := "refs/rigor/sync/"
+	if _, err := gitRun(ctx, root, nil, "fetch", "--quiet", "--no-tags", "--prune", remote,
+		"+refs/heads/"+ResultsBranchPrefix+"*:"+local+"*"); err != nil {
+		return nil, fmt.Errorf("fetching results from %s: %w", remote, err)
+	}
+	refs, err := gitRun(ctx, root, nil, "for-each-ref", "--format=%(refname)", local)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, b := range opts.Branches {
+		want[b] = true
+	}
+	var out []Synced
+	for _, ref := range strings.Fields(refs) {
+		branch := ResultsBranchPrefix + strings.TrimPrefix(ref, local)
+		if len(want) > 0 && !want[branch] {
+			continue
+		}
+		s, err := mergeResults(ctx, root, ref, branch)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func mergeResults(ctx context.Context, root, ref, branch string) (Synced, error) {
+	commit, err := gitRun(ctx, root, nil, "rev-parse", ref)
+	if err != nil {
+		return Synced{}, err
+	}
+	s := Synced{Branch: branch, Commit: commit}
+	if _, err := gitRun(ctx, root, nil, "merge-base", "--is-ancestor", commit, "HEAD"); err == nil {
+		return s, nil // already merged
+	}
+	base, err := gitRun(ctx, root, nil, "merge-base", "HEAD", commit)
+	if err != nil {
+		return s, fmt.Errorf("merging %s: it shares no history with this branch: %w", branch, err)
+	}
+	changes, err := gitRun(ctx, root, nil, "diff", "--no-renames", "--name-status", "-z", base, commit)
+	if err != nil {
+		return s, err
+	}
+	var conflicts []string
+	f := strings.Split(changes, "\x00")
+	for i := 0; i+1 < len(f); i += 2 {
+		status, path := f[i], f[i+1]
+		if status != "A" {
+			conflicts = append(conflicts, path+" ("+map[string]string{"M": "changed", "D": "deleted", "T": "changed"}[status]+")")
+			continue
+		}
+		// Added there: it must be absent here, or the same bytes.
+		here, err := gitRun(ctx, root, nil, "rev-parse", "--verify", "-q", "HEAD:"+path)
+		if err != nil {
+			if _, serr := os.Lstat(root + "/" + path); serr == nil {
+				conflicts = append(conflicts, path+" (an uncommitted file here)")
+				continue
+			}
+			s.Added = append(s.Added, path)
+			continue
+		}
+		there, _ := gitRun(ctx, root, nil, "rev-parse", commit+":"+path)
+		if here != there {
+			conflicts = append(conflicts, path+" (differs)")
+		}
+	}
+	if len(conflicts) > 0 {
+		return s, &ConflictError{Branch: branch, Paths: conflicts}
+	}
+	msg := "rigor results sync: merge " + branch
+	if _, err := gitRun(ctx, root, nil, "merge", "--quiet", "--no-edit", "-m", msg, commit); err != nil {
+		gitRun(ctx, root, nil, "merge", "--abort")
+		return s, fmt.Errorf("merging %s: %w", branch, err)
+	}
+	return s, nil
+}

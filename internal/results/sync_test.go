@@ -1,0 +1,120 @@
+package results
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// remoteAndClones makes a module with a bare remote (origin) and n clones
+// of it, as n jobs have on their nodes.
+func remoteAndClones(t *testing.T, n int) (module, bare string, clones []string, base string) {
+	t.Helper()
+	module = newRepo(t)
+	bare = filepath.Join(t.TempDir(), "remote.git")
+	gitCLI(t, module, "init", "-q", "--bare", bare)
+	gitCLI(t, module, "remote", "add", "origin", bare)
+	gitCLI(t, module, "push", "-q", "origin", "main")
+	base = strings.TrimSpace(gitCLI(t, module, "rev-parse", "HEAD"))
+	for i := 0; i < n; i++ {
+		c := filepath.Join(t.TempDir(), fmt.Sprintf("job%d", i))
+		gitCLI(t, module, "clone", "-q", module, c)
+		clones = append(clones, c)
+	}
+	return module, bare, clones, base
+}
+
+func TestPublish_concurrent(t *testing.T) {
+	module, bare, clones, base := remoteAndClones(t, 6)
+	var wg sync.WaitGroup
+	errs := make([]error, len(clones))
+	for i, c := range clones {
+		rec := fmt.Sprintf("results/x/one/2026010%dT000000Z-000%d.json", i, i)
+		writeFile(t, filepath.Join(c, rec), "{}\n")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = Publish(context.Background(), c, PublishOptions{
+				Remote: bare, Branch: "rigor/results/b1", Base: base, Paths: []string{rec},
+				Message: "job " + rec, Author: "job <job@example.com>",
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("job %d: %v", i, err)
+		}
+	}
+	// Every record is on the branch, each in its own commit on top of base.
+	files := gitCLI(t, bare, "ls-tree", "-r", "--name-only", "rigor/results/b1")
+	for i := range clones {
+		if rec := fmt.Sprintf("results/x/one/2026010%dT000000Z-000%d.json", i, i); !strings.Contains(files, rec) {
+			t.Errorf("%s is not on the branch; it holds:\n%s", rec, files)
+		}
+	}
+	if n := strings.Count(gitCLI(t, bare, "rev-list", base+"..rigor/results/b1"), "\n"); n != len(clones) {
+		t.Errorf("got %d commits on the branch, want %d", n, len(clones))
+	}
+	// The clones' own HEAD and index are untouched.
+	for _, c := range clones {
+		if head := strings.TrimSpace(gitCLI(t, c, "rev-parse", "HEAD")); head != base {
+			t.Errorf("%s: HEAD moved to %s", c, head)
+		}
+	}
+
+	// Sync merges the branch into the module; a second sync finds it merged.
+	got, err := Sync(context.Background(), module, SyncOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Branch != "rigor/results/b1" || len(got[0].Added) != len(clones) {
+		t.Fatalf("Sync = %+v, want rigor/results/b1 with %d files", got, len(clones))
+	}
+	for _, a := range got[0].Added {
+		if _, err := os.Stat(filepath.Join(module, a)); err != nil {
+			t.Errorf("after sync: %v", err)
+		}
+	}
+	got, err = Sync(context.Background(), module, SyncOptions{})
+	if err != nil || len(got) != 1 || len(got[0].Added) != 0 {
+		t.Errorf("second Sync = %+v, %v; want the branch, nothing added", got, err)
+	}
+}
+
+func TestSync_conflict(t *testing.T) {
+	module, bare, clones, base := remoteAndClones(t, 1)
+	rec := "results/x/one/20260101T000000Z-0001.json"
+	writeFile(t, filepath.Join(clones[0], rec), `{"from": "job"}`+"\n")
+	if _, err := Publish(context.Background(), clones[0], PublishOptions{Remote: bare, Branch: "rigor/results/b1", Base: base, Paths: []string{rec}, Message: "job"}); err != nil {
+		t.Fatal(err)
+	}
+	// The module already has a different file at the record's path.
+	writeFile(t, filepath.Join(module, rec), `{"from": "here"}`+"\n")
+	gitCLI(t, module, "add", rec)
+	gitCLI(t, module, "commit", "-q", "-m", "here")
+	head := gitCLI(t, module, "rev-parse", "HEAD")
+
+	_, err := Sync(context.Background(), module, SyncOptions{})
+	var ce *ConflictError
+	if !errors.As(err, &ce) || len(ce.Paths) != 1 || ce.Paths[0] != rec+" (differs)" {
+		t.Fatalf("got %v, want a conflict on %s", err, rec)
+	}
+	if now := gitCLI(t, module, "rev-parse", "HEAD"); now != head {
+		t.Errorf("HEAD moved from %s to %s after a conflict", head, now)
+	}
+	if b, _ := os.ReadFile(filepath.Join(module, rec)); !strings.Contains(string(b), "here") {
+		t.Errorf("the module's file was overwritten: %s", b)
+	}
+
+	// Publishing a path the branch already has is refused, never replaced.
+	_, err = Publish(context.Background(), clones[0], PublishOptions{Remote: bare, Branch: "rigor/results/b1", Base: base, Paths: []string{rec}, Message: "again"})
+	if err == nil || !strings.Contains(err.Error(), "records are never replaced") {
+		t.Errorf("publishing an existing path: got %v", err)
+	}
+}
