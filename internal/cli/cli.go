@@ -38,7 +38,8 @@ type cli struct {
 	Build   buildCmd   `cmd:"" help:"Build a locked experiment's engine into the build cache without running it."`
 	Pull    pullCmd    `cmd:"" help:"Download a locked experiment's model files at the locked commit into the Hugging Face cache."`
 	Run     runCmd     `cmd:"" help:"Run a locked experiment exactly as locked and record every run in git."`
-	Results resultsCmd `cmd:"" help:"List recorded runs, newest last."`
+	Results resultsCmd `cmd:"" help:"List recorded runs, newest last; sync the records Slurm jobs pushed."`
+	Jobs    jobsCmd    `cmd:"" help:"List or cancel the Slurm jobs submitted with 'rigor run --slurm'."`
 	Diff    diffCmd    `cmd:"" help:"Compare two experiments, points or runs: configuration diff and metrics with significance."`
 	Log     logCmd     `cmd:"" help:"Show an experiment's runs over time, with drift markers and a tokSOut chart."`
 	Report  reportCmd  `cmd:"" help:"Write a static HTML report with plots of the recorded runs: history, sweeps, diffs."`

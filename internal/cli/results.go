@@ -13,11 +13,16 @@ import (
 )
 
 type resultsCmd struct {
+	List resultsListCmd `cmd:"" default:"withargs" help:"List recorded runs, newest last."`
+	Sync resultsSyncCmd `cmd:"" help:"Fetch the records Slurm jobs pushed to the module's remote and merge them."`
+}
+
+type resultsListCmd struct {
 	ID   string `arg:"" optional:"" name:"id" help:"An experiment, point or run id (optionally @REV); all runs when omitted."`
 	JSON bool   `help:"Print the runs as JSON."`
 }
 
-func (resultsCmd) Help() string {
+func (resultsListCmd) Help() string {
 	return `Lists recorded runs, newest last: run id, point, start date (UTC), status,
 engine commit, and the key metric's mean (tokSOut, else tokSPrompt, else the
 first metric) with its sample count. Records that cannot be read are left
@@ -51,7 +56,7 @@ type keyMetric struct {
 	N    int     `json:"n"`
 }
 
-func (c *resultsCmd) Run(e *env) error {
+func (c *resultsListCmd) Run(e *env) error {
 	store, err := e.openStore()
 	if err != nil {
 		return err

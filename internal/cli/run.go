@@ -34,6 +34,8 @@ type runCmd struct {
 	Timeout        time.Duration `help:"Bound one bench process (default: the experiment's timeoutSeconds, else 1h)."`
 	Offline        bool          `help:"Use only what is cached (git mirrors, engine installs)."`
 	JSON           bool          `help:"Print the records written, as JSON."`
+
+	slurmFlags // --slurm and its options: run_slurm.go
 }
 
 func (runCmd) Help() string {
@@ -77,6 +79,9 @@ func (e *runFailedError) ExitCode() int {
 }
 
 func (c *runCmd) Run(e *env) error {
+	if c.Slurm {
+		return c.submitSlurm(e)
+	}
 	set, x, points, entry, err := e.lockedExperiment(c.ID, true)
 	if err != nil {
 		return err

@@ -36,6 +36,8 @@ type Batch struct {
 	// branch there (rigor/results/<batch id>).
 	Remote string `json:"remote"`
 	Branch string `json:"branch"`
+	// Author is the author of the jobs' commits, "Name <email>".
+	Author string `json:"author"`
 	// Rigor is the executable the jobs run.
 	Rigor string `json:"rigor"`
 	// RunArgs are extra arguments of each task's `rigor run`.

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/slurm"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+type resultsSyncCmd struct {
+	Remote string `help:"The git remote the jobs pushed to (default: slurm.cue's remote, else origin)."`
+	JSON   bool   `help:"Print the branches merged and the files they brought, as JSON."`
+}
+
+func (resultsSyncCmd) Help() string {
+	return `Fetches the results branches (rigor/results/<batch>) that Slurm jobs pushed
+to the module's remote and merges each into the checked-out branch. Records
+are new files, so the merges do not conflict; a branch that would change,
+delete or replace a file here is an error and is not merged (records are
+never overwritten). Syncing again merges only what is new.
+
+Examples:
+  rigor results sync
+  rigor results sync --remote shared`
+}
+
+func (c *resultsSyncCmd) Run(e *env) error {
+	root, err := spec.FindRoot(e.wd)
+	if err != nil {
+		return err
+	}
+	remote := c.Remote
+	if remote == "" {
+		cfg, err := slurm.LoadConfig(root)
+		if err != nil {
+			return err
+		}
+		remote = firstNonEmpty(cfg.Remote, "origin")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	synced, err := results.Sync(ctx, root, results.SyncOptions{Remote: remote})
+	report := func() {
+		added := 0
+		for _, s := range synced {
+			added += len(s.Added)
+		}
+		if c.JSON {
+			if synced == nil {
+				synced = []results.Synced{}
+			}
+			e.printJSON(synced)
+			return
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		for _, s := range synced {
+			what := "already merged"
+			if n := records(s.Added); len(s.Added) > 0 {
+				what = fmt.Sprintf("merged %d %s", n, plural(n, "record", "records"))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Branch, shortHash(s.Commit), what)
+		}
+		tw.Flush()
+		fmt.Fprintf(e.stderr, "rigor: %d results %s from %s, %d new %s\n", len(synced), plural(len(synced), "branch", "branches"), remote, records(allAdded(synced)), plural(records(allAdded(synced)), "record", "records"))
+	}
+	if err != nil {
+		report()
+		var ce *results.ConflictError
+		if errors.As(err, &ce) {
+			return withHint(err, "a record's path names its run id, so two different records never share one: look at the branch with 'git log "+remote+"/"+ce.Branch+"' and remove or rename the file on one side")
+		}
+		if errors.Is(err, results.ErrGitNotInstalled) {
+			return withHint(err, "install git")
+		}
+		return err
+	}
+	report()
+	return nil
+}
+
+func allAdded(s []results.Synced) []string {
+	var out []string
+	for _, x := range s {
+		out = append(out, x.Added...)
+	}
+	return out
+}
+
+// records counts the record files (results/<exp>/<id>.json) among paths.
+func records(paths []string) int {
+	n := 0
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".json") && strings.Count(strings.TrimPrefix(p, results.Dir+"/"), "/") >= 1 && !strings.Contains(strings.TrimSuffix(p[strings.LastIndex(p, "/")+1:], ".json"), "/") && results.IsRunID(strings.TrimSuffix(p[strings.LastIndex(p, "/")+1:], ".json")) {
+			n++
+		}
+	}
+	return n
+}
