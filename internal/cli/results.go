@@ -105,7 +105,7 @@ func (c *resultsListCmd) Run(e *env) error {
 // summaries returns the summaries of the runs to list: from the index for
 // the working tree (every run, an experiment's or a point's), from the
 // records themselves for a run id, a file or a git revision.
-func (c *resultsCmd) summaries(e *env, store *results.Store) ([]*results.Summary, error) {
+func (c *resultsListCmd) summaries(e *env, store *results.Store) ([]*results.Summary, error) {
 	id, kind, rev := results.ParseRef(c.ID)
 	if c.ID == "" || rev == "" && (kind == results.RefExperiment || kind == results.RefPoint) {
 		f := results.Filter{}
