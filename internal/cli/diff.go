@@ -23,7 +23,7 @@ type diffCmd struct {
 	A      string `arg:"" name:"a" help:"The baseline: an experiment, point or run id, a record file, each optionally @REV."`
 	B      string `arg:"" name:"b" help:"What to compare against it, in the same forms."`
 	Format string `enum:"text,markdown,csv,json" default:"text" help:"Output format: text, markdown, csv or json."`
-	Strict bool   `help:"Fail when the sides differ in something not meant to vary (GPU, driver, model hash, quantization)." env:"RIGOR_STRICT"`
+	Strict bool   `help:"Fail when the sides differ in something not meant to vary (CPU, GPU, driver, backend, engine build and binaries, model file type and hashes, quantization, quality trade-offs)." env:"RIGOR_STRICT"`
 	// FailOnRegression is --fail-on-regression[=PERCENT].
 	FailOnRegression regressionGate `name:"fail-on-regression" placeholder:"PERCENT" help:"Exit with code 3 when a metric got significantly worse by more than PERCENT (default 0: any significant regression); write it --fail-on-regression=5." env:"RIGOR_FAIL_ON_REGRESSION"`
 	Alpha            float64        `default:"0.05" help:"Significance level of the tests."`

@@ -192,34 +192,78 @@ type Summary struct {
 // Mismatch is a difference in something that was not meant to vary between
 // the sides, or within one side.
 type Mismatch struct {
-	// Field is one of "gpu", "gpuCount", "driver", "modelSHA256", "quant".
+	// Field is one of [GuardFields].
 	Field string
-	// A and B are the distinct values seen on each side.
+	// A and B are the distinct values seen on each side; [NotRecorded]
+	// stands for runs that do not record the field.
 	A, B []string
 }
 
-var fieldNames = map[string]string{
-	"gpu":         "GPU model",
-	"gpuCount":    "GPU count",
-	"driver":      "GPU driver",
-	"modelSHA256": "model file hashes",
-	"quant":       "quantization",
+// NotRecorded is the value of a guarded field that a run does not record
+// (an older record, an imported one): a field recorded on one side and
+// not on the other is a difference, since nothing shows the two agree.
+const NotRecorded = "(not recorded)"
+
+// GuardFields are the fields the comparability guard checks, in the order
+// it reports them.
+var GuardFields = []string{
+	"cpu", "cpuCores", "gpu", "gpuCount", "gpuMemoryGB", "driver",
+	"backend", "buildId", "binaries",
+	"fileType", "modelSHA256", "quant", "quality",
 }
 
-// String says what differs, with A and B standing for the two sides.
+var fieldNames = map[string]string{
+	"cpu":         "CPU model",
+	"cpuCores":    "CPU core count",
+	"gpu":         "GPU model",
+	"gpuCount":    "GPU count",
+	"gpuMemoryGB": "GPU memory (GB)",
+	"driver":      "GPU driver",
+	"backend":     "engine backend",
+	"buildId":     "engine build id",
+	"binaries":    "engine binary hashes",
+	"fileType":    "model file type",
+	"modelSHA256": "model file hashes",
+	"quant":       "quantization",
+	"quality":     "quality trade-off",
+}
+
+// String says what differs, A's values before B's: "model file type F16
+// → Q8_0", "GPU count 4 → 0"; or "GPU driver varies within each side: …"
+// when a side pooled runs with several values.
 func (m Mismatch) String() string {
 	name := fieldNames[m.Field]
 	show := func(vs []string) string {
-		q := make([]string, len(vs))
-		for i, v := range vs {
-			q[i] = strconv.Quote(v)
-		}
-		return strings.Join(q, " and ")
+		return strings.Join(vs, " and ")
 	}
 	if slices.Equal(m.A, m.B) {
 		return fmt.Sprintf("%s varies within each side: %s", name, show(m.A))
 	}
-	return fmt.Sprintf("%s differs: A %s, B %s", name, show(m.A), show(m.B))
+	a, b := m.A, m.B
+	if m.Field == "binaries" && len(a) == 1 && len(b) == 1 {
+		// Name only the binaries that differ.
+		a, b = []string{onlyDiffering(a[0], b[0])}, []string{onlyDiffering(b[0], a[0])}
+	}
+	return fmt.Sprintf("%s %s → %s", name, show(a), show(b))
+}
+
+// onlyDiffering keeps the name=hash entries of the list x that the list y
+// does not hold.
+func onlyDiffering(x, y string) string {
+	if x == NotRecorded || y == NotRecorded {
+		return x
+	}
+	ys := strings.Split(y, ",")
+	var out []string
+	for _, e := range strings.Split(x, ",") {
+		if !slices.Contains(ys, e) {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return "(none)"
+	}
+	return strings.Join(out, ",")
 }
 
 // ErrIncomparable is matched by an [IncomparableError].
@@ -234,7 +278,7 @@ type IncomparableError struct {
 func (e *IncomparableError) Error() string {
 	parts := make([]string, len(e.Mismatches))
 	for i, m := range e.Mismatches {
-		parts[i] = m.String()
+		parts[i] = shortenHashes(m.String())
 	}
 	return "sides are not comparable: " + strings.Join(parts, "; ")
 }
@@ -911,14 +955,19 @@ func statusWarning(sd *side) (Warning, bool) {
 
 // guard collects, per side, the distinct values of what must not vary,
 // and reports each field whose value sets differ or hold several values.
+// A run that does not record a field counts as the value [NotRecorded],
+// so that a field present on one side only is a difference (a 4-GPU run
+// against a CPU-only one, a run with binary hashes against one without).
 func guard(sa, sb *side, cache *configCache, warns []Warning) ([]Mismatch, []Warning) {
-	fields := []string{"gpu", "gpuCount", "driver", "modelSHA256", "quant"}
 	type sets map[string][]string
 	collect := func(sd *side) (sets, int) {
 		out := sets{}
 		unhashed := 0
 		add := func(f, v string) {
-			if v != "" && !slices.Contains(out[f], v) {
+			if v == "" {
+				v = NotRecorded
+			}
+			if !slices.Contains(out[f], v) {
 				out[f] = append(out[f], v)
 			}
 		}
@@ -928,27 +977,13 @@ func guard(sa, sb *side, cache *configCache, warns []Warning) ([]Mismatch, []War
 				runs = p.runs
 			}
 			for _, r := range runs {
-				add("gpu", rigGPU(r.Rig))
-				if n := rigGPUCount(r.Rig); n > 0 {
-					add("gpuCount", strconv.Itoa(n))
+				for _, f := range GuardFields {
+					add(f, guardValue(f, r, cache))
 				}
-				add("driver", rigDriver(r.Rig))
-				var hs []string
-				for _, f := range r.Model.Files {
-					if f.SHA256 != "" {
-						hs = append(hs, f.SHA256)
-					}
-				}
-				if len(hs) == 0 {
+				add("engineInputs", engineInputs(r))
+				if guardValue("modelSHA256", r, cache) == "" {
 					unhashed++
 				}
-				slices.Sort(hs)
-				add("modelSHA256", strings.Join(hs, ","))
-				q := r.Model.Quant
-				if q == "" {
-					q = specString(cache.of(r), "model.quant")
-				}
-				add("quant", q)
 			}
 		}
 		for f := range out {
@@ -959,12 +994,28 @@ func guard(sa, sb *side, cache *configCache, warns []Warning) ([]Mismatch, []War
 	va, ua := collect(sa)
 	vb, ub := collect(sb)
 	var ms []Mismatch
-	for _, f := range fields {
+	differs := map[string]bool{}
+	// The build id and the binaries follow from the engine's commit,
+	// patches and recipe: when those differ on purpose (a patch before and
+	// after), the configuration diff shows why the builds differ. Only
+	// the same engine inputs built into other bytes (another toolchain, a
+	// replaced binary) is a mismatch.
+	sameEngine := slices.Equal(va["engineInputs"], vb["engineInputs"]) && len(va["engineInputs"]) == 1
+	for _, f := range GuardFields {
 		a, b := va[f], vb[f]
 		if len(a) == 0 || len(b) == 0 {
 			continue
 		}
+		if (f == "buildId" || f == "binaries") && !sameEngine {
+			continue
+		}
 		if !slices.Equal(a, b) || len(a) > 1 || len(b) > 1 {
+			differs[f] = true
+			if f == "modelSHA256" && differs["fileType"] {
+				// The file type says what changed; "hashes differ" adds
+				// nothing.
+				continue
+			}
 			m := Mismatch{Field: f, A: a, B: b}
 			ms = append(ms, m)
 			warns = append(warns, Warning{Kind: WarnIncomparable, Message: shortenHashes(m.String())})
@@ -977,12 +1028,133 @@ func guard(sa, sb *side, cache *configCache, warns []Warning) ([]Mismatch, []War
 	if ub > 0 {
 		missing = append(missing, sb.label)
 	}
-	if len(missing) > 0 {
+	if len(missing) > 0 && !differs["modelSHA256"] {
 		warns = append(warns, Warning{Kind: WarnUnverified,
 			Message: "model file hashes are not recorded for runs of " + strings.Join(missing, " and ") +
 				": the model bytes are not checked"})
 	}
 	return ms, warns
+}
+
+// guardValue is the value of a guarded field for one run, "" when the run
+// does not record it. A recorded rig without GPUs has GPU model "none"
+// and count 0: GPU presence is part of the comparison.
+func guardValue(f string, r *results.Run, cache *configCache) string {
+	g := r.Rig
+	switch f {
+	case "cpu":
+		if g != nil {
+			return g.HostProcessorModelName
+		}
+	case "cpuCores":
+		if g != nil && g.HostProcessorCoreCount > 0 {
+			return strconv.Itoa(g.HostProcessorCoreCount)
+		}
+	case "gpu":
+		if g != nil {
+			if n := rigGPU(g); n != "" {
+				return n
+			}
+			if rigGPUCount(g) == 0 {
+				return "none"
+			}
+		}
+	case "gpuCount":
+		if g != nil {
+			return strconv.Itoa(rigGPUCount(g))
+		}
+	case "gpuMemoryGB":
+		if g != nil && g.AcceleratorMemoryCapacityGB > 0 {
+			return canonical(g.AcceleratorMemoryCapacityGB)
+		}
+		if g != nil && rigGPUCount(g) == 0 {
+			return "0"
+		}
+	case "driver":
+		if g != nil && rigGPUCount(g) == 0 {
+			return "none"
+		}
+		return rigDriver(g)
+	case "backend":
+		if r.Engine.Backend != "" {
+			return r.Engine.Backend
+		}
+		return specString(cache.of(r), "engine.build.backend")
+	case "buildId":
+		return r.Engine.BuildID
+	case "binaries":
+		var kv []string
+		for _, k := range sortedKeys(r.Engine.Binaries) {
+			kv = append(kv, k+"="+r.Engine.Binaries[k])
+		}
+		return strings.Join(kv, ",")
+	case "fileType":
+		var ts []string
+		for _, fl := range r.Model.Files {
+			if t := fileTypeName(fl.GGUF); t != "" && !slices.Contains(ts, t) {
+				ts = append(ts, t)
+			}
+		}
+		slices.Sort(ts)
+		return strings.Join(ts, "+")
+	case "modelSHA256":
+		var hs []string
+		for _, fl := range r.Model.Files {
+			if fl.SHA256 != "" {
+				hs = append(hs, fl.SHA256)
+			}
+		}
+		slices.Sort(hs)
+		return strings.Join(hs, ",")
+	case "quant":
+		if r.Model.Quant != "" {
+			return r.Model.Quant
+		}
+		return specString(cache.of(r), "model.quant")
+	case "quality":
+		var kv []string
+		for _, l := range cache.of(r) {
+			if k, ok := strings.CutPrefix(l.path, "quality."); ok {
+				kv = append(kv, k+"="+strings.Trim(l.value, `"`))
+			}
+		}
+		if len(kv) == 0 {
+			return "none"
+		}
+		return strings.Join(kv, ",")
+	}
+	return ""
+}
+
+// engineInputs identifies what a run's engine was built from: family,
+// source, commit and patches.
+func engineInputs(r *results.Run) string {
+	e := r.Engine
+	parts := []string{e.Family, e.Source, e.Commit, e.Version}
+	for _, p := range e.Patches {
+		parts = append(parts, p.Path+"@"+p.SHA256)
+	}
+	return strings.Join(parts, "\x00")
+}
+
+// fileTypeName is the GGUF general.file_type of a model file's recorded
+// facts, without llama.cpp's "MOSTLY_" prefix ("Q8_0", "F16"), or "".
+func fileTypeName(facts map[string]any) string {
+	if facts == nil {
+		return ""
+	}
+	if n, ok := facts["fileTypeName"].(string); ok && n != "" {
+		return strings.TrimPrefix(n, "MOSTLY_")
+	}
+	switch v := facts["fileType"].(type) {
+	case float64:
+		if v >= 0 {
+			return "type " + strconv.FormatFloat(v, 'f', -1, 64)
+		}
+	case json.Number:
+		return "type " + v.String()
+	}
+	return ""
 }
 
 func shortenHashes(s string) string {

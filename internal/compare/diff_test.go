@@ -139,7 +139,7 @@ func TestCompare_strict(t *testing.T) {
 	if !errors.Is(err, ErrIncomparable) || !errors.As(err, &ie) || rep == nil {
 		t.Fatalf("Compare strict = %v, %v; want the report and an *IncomparableError", rep, err)
 	}
-	if !strings.Contains(err.Error(), `GPU driver differs: A "570.133.07", B "575.51.03"`) {
+	if !strings.Contains(err.Error(), `GPU driver 570.133.07 → 575.51.03`) {
 		t.Errorf("error %q does not name the driver", err)
 	}
 	sa, sb := seedSides(t)

@@ -114,10 +114,18 @@
 //
 // # Comparability guard
 //
-// Some dimensions are not meant to vary between two sides: the GPU model
-// (rig.gpu), the GPU count, the GPU driver, the model file hashes, the
-// quantization (Model.Quant, else the spec's model.quant). The distinct
-// values of each are collected per side over the runs that count; a
+// Some dimensions are not meant to vary between two sides ([GuardFields]):
+// the CPU model and core count; GPU presence, model, count and memory; the
+// GPU driver; the engine's backend; its build id and binary hashes (only
+// when both sides built the same engine commit and patches: a patch
+// before and after builds other bytes on purpose); the model's real file
+// type (GGUF general.file_type: "model file type F16 → Q8_0", rather than
+// "hashes differ"), the model file hashes, the declared quantization; and
+// the spec's quality trade-offs (a q8_0 KV cache on one side only). The
+// distinct values of each are collected per side over the runs that
+// count, a run that does not record a field counting as [NotRecorded], so
+// that a field present on one side and absent on the other is a
+// difference (4 GPUs against a CPU-only run: "GPU count 4 → 0"). A
 // [Mismatch] is reported when the sides' values differ, or when one side
 // pools runs with several values. Mismatches are warnings
 // ([WarnIncomparable]); Options.Strict makes [Compare] return the report

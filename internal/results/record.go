@@ -118,6 +118,12 @@ type Engine struct {
 	BuildID string  `json:"buildId,omitempty"`
 	Backend string  `json:"backend,omitempty"`
 	Patches []Patch `json:"patches,omitempty"`
+	// Binaries maps the name of each executable or library the run
+	// started or loaded (llama-bench, rpc-server, the node runner and its
+	// native library, the vllm entry point) to the sha256 of its bytes,
+	// so that two records say whether they ran the same build. Records
+	// made before rigor hashed binaries leave it out.
+	Binaries map[string]string `json:"binaries,omitempty"`
 }
 
 // Patch is one patch applied to the engine source, in order.
