@@ -3,6 +3,7 @@
 package testscripts
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -27,6 +28,9 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// scriptConds are the custom testscript conditions.
+var scriptConds = map[string]func() (bool, error){}
+
 func TestScripts(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	repo := filepath.Dir(filepath.Dir(file))
@@ -38,6 +42,14 @@ func TestScripts(t *testing.T) {
 		// Custom commands: add one with an init() in its own file:
 		// scriptCmds["name"] = fn (see cmds_test.go).
 		Cmds: scriptCmds,
+		// Custom conditions: add one with an init() in its own file:
+		// scriptConds["name"] = fn (see slurm_test.go).
+		Condition: func(cond string) (bool, error) {
+			if f, ok := scriptConds[cond]; ok {
+				return f()
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(env *testscript.Env) error {
 			// REPO points at this checkout, for scripts that read the
 			// module's own experiments.

@@ -142,9 +142,14 @@ func (c *jobsListCmd) Run(e *env) error {
 		}
 		tw.Flush()
 		// The output tail of each job that ended without its own record.
+		// Why each run that did not succeed failed, and the output tail of
+		// each job that ended without its own record.
 		for _, r := range rows {
+			if r.Status == "" || r.Status == results.StatusOK {
+				continue
+			}
+			fmt.Fprintf(e.stdout, "\n%s (%s): %s, recorded %s: %s\n", r.Job, r.Point, r.State, r.Status, r.Error)
 			if r.Tail != "" {
-				fmt.Fprintf(e.stdout, "\n%s (%s) ended %s: %s\n", r.Job, r.Point, r.State, r.Error)
 				for _, l := range strings.Split(r.Tail, "\n") {
 					fmt.Fprintf(e.stdout, "  | %s\n", l)
 				}
@@ -375,6 +380,8 @@ func (c *jobsCancelCmd) Run(e *env) error {
 type jobsTaskCmd struct {
 	Dir   string `arg:"" help:"The batch's directory."`
 	Index int    `arg:"" help:"The task's index ($SLURM_ARRAY_TASK_ID)."`
+
+	signalled func() bool
 }
 
 func (c *jobsTaskCmd) Run(e *env) error {
@@ -390,7 +397,9 @@ func (c *jobsTaskCmd) Run(e *env) error {
 	node := os.Getenv("SLURMD_NODENAME")
 	// rigor run records SIGTERM (scancel, the time limit) as an
 	// interrupted run; this process stays to publish it.
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	c.signalled = func() bool { return len(sig) > 0 }
 	ctx := context.Background()
 	fmt.Fprintf(e.stderr, "rigor: job %s on %s: %s (round %d) at %s\n", jobID, dash(node), t.Point, t.Round, shortHash(b.Commit))
 
@@ -432,9 +441,16 @@ func (c *jobsTaskCmd) Run(e *env) error {
 func (c *jobsTaskCmd) fail(ctx context.Context, e *env, b *slurm.Batch, work, why, logTail string) error {
 	t := b.Tasks[c.Index]
 	now := time.Now().UTC()
+	status := results.StatusFailed
+	if c.signalled != nil && c.signalled() {
+		// scancel or the time limit stopped the job before rigor run
+		// recorded anything (while cloning, building, installing).
+		status = results.StatusInterrupted
+		why = "stopped by Slurm (scancel or the time limit) before the run: " + why
+	}
 	run := &results.Run{
 		RigorVersion: Version, ID: results.NewRunID(now), Experiment: b.Experiment, Point: t.Point,
-		Start: now, End: now, Status: results.StatusFailed, Error: why, LogTail: logTail,
+		Start: now, End: now, Status: status, Error: why, LogTail: logTail,
 		Labels: []string{"slurm"},
 		Notes:  fmt.Sprintf("slurm batch %s, job %s on %s, round %d", b.ID, b.JobIDOf(c.Index), dash(os.Getenv("SLURMD_NODENAME")), t.Round),
 	}

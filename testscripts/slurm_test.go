@@ -1,0 +1,59 @@
+package testscripts
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func init() {
+	// [slurm]: a Slurm cluster answers (scripts/ci-slurm.sh start). Under
+	// CI=true a cluster that is not up fails the script instead of
+	// skipping it: .ci/run starts one.
+	scriptConds["slurm"] = slurmUp
+	// slurm-wait-output FILE PATTERN SECONDS: wait until a job's output
+	// file holds PATTERN (the job got as far as that line).
+	scriptCmds["slurm-wait-output"] = slurmWaitOutput
+}
+
+func slurmUp() (bool, error) {
+	up := false
+	if _, err := exec.LookPath("sinfo"); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "sinfo", "-h", "-o", "%T").Output()
+		s := string(out)
+		up = err == nil && (strings.Contains(s, "idle") || strings.Contains(s, "mix") || strings.Contains(s, "alloc"))
+	}
+	if !up && os.Getenv("CI") == "true" {
+		return false, fmt.Errorf("CI=true but no Slurm cluster answers: .ci/run starts one with scripts/ci-slurm.sh start")
+	}
+	return up, nil
+}
+
+func slurmWaitOutput(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: slurm-wait-output FILE PATTERN SECONDS")
+	}
+	var secs int
+	fmt.Sscan(args[2], &secs)
+	deadline := time.Now().Add(time.Duration(secs) * time.Second)
+	for {
+		matches, _ := filepath.Glob(ts.MkAbs(args[0]))
+		for _, m := range matches {
+			if b, err := os.ReadFile(m); err == nil && strings.Contains(string(b), args[1]) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("no %s holds %q after %ds", args[0], args[1], secs)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
