@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/rigorbench/rigor/engine/llamacpp"
 	"github.com/rigorbench/rigor/internal/buildcache"
 	"github.com/rigorbench/rigor/internal/gitsrc"
@@ -167,8 +165,7 @@ type buildBar struct {
 }
 
 func newBuildBar(w io.Writer, label string) *buildBar {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if _, ok := termFile(w); !ok {
 		return nil
 	}
 	return &buildBar{w: w, label: label, last: -1}

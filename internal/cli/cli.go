@@ -11,7 +11,9 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+	"golang.org/x/term"
 
+	"github.com/rigorbench/rigor/internal/redact"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -60,7 +62,15 @@ func Main() int {
 }
 
 // Run runs rigor with args and returns the exit code.
+//
+// Everything rigor prints goes through one redaction ([redact.Writer]):
+// errors, hints, progress lines, plans and data. It knows the secrets of
+// the process environment (HF_TOKEN's value, a password in HF_ENDPOINT)
+// and recognises the rest by shape (URL credentials, bearer strings,
+// values of secret-looking names and options).
 func Run(args []string, stdout, stderr io.Writer) (code int) {
+	secrets := redact.FromEnviron(os.Environ())
+	stdout, stderr = redact.NewWriter(stdout, secrets), redact.NewWriter(stderr, secrets)
 	var c cli
 	exited := false
 	parser, err := kong.New(&c,
@@ -115,6 +125,21 @@ func Run(args []string, stdout, stderr io.Writer) (code int) {
 }
 
 type exitPanic struct{}
+
+// termFile returns the terminal under w, through any redacting writer, or
+// false when w is not a terminal.
+func termFile(w io.Writer) (*os.File, bool) {
+	for {
+		switch x := w.(type) {
+		case *os.File:
+			return x, term.IsTerminal(int(x.Fd()))
+		case interface{ Unwrap() io.Writer }:
+			w = x.Unwrap()
+		default:
+			return nil, false
+		}
+	}
+}
 
 func commandPrefix(pe *kong.ParseError) string {
 	if pe.Context == nil {

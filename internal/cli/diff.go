@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -226,7 +225,7 @@ func sideRuns(sel *results.Selection, all bool) compare.Side {
 
 // textWidth is the width text output wraps at: the terminal's, else 100.
 func textWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f, ok := termFile(w); ok {
 		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 40 {
 			return cols
 		}

@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/lock"
@@ -179,8 +177,7 @@ type pullBar struct {
 }
 
 func newPullBar(w io.Writer, repo string, total int64) *pullBar {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if _, ok := termFile(w); !ok {
 		return nil
 	}
 	return &pullBar{w: w, repo: repo, total: total, start: time.Now(), files: map[string]int64{}}

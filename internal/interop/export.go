@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/internal/metric"
+	"github.com/rigorbench/rigor/internal/redact"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -87,22 +88,24 @@ func Export(format string, recs []Record, now time.Time) ([]byte, error) {
 // scrubSecrets removes any secret value the runs' processes carry from an
 // export, whatever field it hid in.
 func scrubSecrets(b []byte, recs []Record) []byte {
+	s := redact.NewScrubber()
 	for _, r := range recs {
 		for _, p := range r.Run.Processes {
 			for k, v := range p.Env {
-				if results.SecretName(k) && len(v) >= 6 && v != results.Redacted {
-					b = bytes.ReplaceAll(b, []byte(v), []byte(results.Redacted))
-				}
+				s.AddEnv(k, v)
 			}
+			s.AddArgv(p.Argv)
 		}
 	}
-	return b
+	return s.Bytes(b)
 }
 
 var tokenLike = regexp.MustCompile(`\b(hf_[A-Za-z0-9]{20,}|bhk_[0-9a-f]{40}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,})\b`)
 
 // scrubText removes token-shaped words from free text.
-func scrubText(s string) string { return tokenLike.ReplaceAllString(s, results.Redacted) }
+func scrubText(s string) string {
+	return redact.String(tokenLike.ReplaceAllString(s, results.Redacted))
+}
 
 // spec decodes a record's effective configuration, if it has one.
 func recordSpec(r *results.Run) spec.Spec {

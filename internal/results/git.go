@@ -22,6 +22,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/rigorbench/rigor/internal/redact"
 )
 
 // AuthorEnv names the environment variable that sets the author of the
@@ -130,8 +132,10 @@ func (g *repo) rel(p string) (string, error) {
 //
 // Any failure after the files were written is a *[CommitError]: the files
 // are kept. A store outside a git repository wraps [ErrNotRepository].
+//
+// The message is redacted ([redact.String]): a commit is forever.
 func (s *Store) Commit(ctx context.Context, paths []string, msg string) (string, error) {
-	hash, err := s.commit(ctx, paths, msg)
+	hash, err := s.commit(ctx, paths, redact.FromEnviron(os.Environ()).String(msg))
 	if err != nil {
 		return "", &CommitError{Paths: paths, Err: err}
 	}

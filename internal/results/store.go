@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rigorbench/rigor/internal/redact"
 )
 
 // Dir is the name of the results directory under the module root.
@@ -125,12 +128,17 @@ func (s *Store) RawDir(experiment, id string) string {
 
 // Encode returns the canonical encoding of a run: indented JSON in the
 // field order of [Run], map keys sorted, a trailing newline.
+// HTML characters are not escaped: a redacted value reads <redacted>, not
+// \u003credacted\u003e.
 func Encode(r *Run) ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return buf.Bytes(), nil
 }
 
 // Write records a run: it redacts secrets ([Redact]), fills Schema and
@@ -175,6 +183,11 @@ func (s *Store) Write(run *Run, raw map[string][]byte) (string, error) {
 	data, err := Encode(run)
 	if err != nil {
 		return "", fmt.Errorf("encoding record %s: %w", run.ID, err)
+	}
+	// Last line of defence: whatever field a secret hid in (a note, a
+	// sample label), the record's text is redacted as a whole.
+	if red := redact.NewScrubber(secrets...).Bytes(data); !bytes.Equal(red, data) && json.Valid(red) {
+		data = red
 	}
 	path := s.RecordPath(run.Experiment, run.ID)
 	if err := writeNew(path, data); err != nil {

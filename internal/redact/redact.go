@@ -1,0 +1,579 @@
+// Package redact removes secrets from everything rigor writes: records,
+// raw engine output and worker logs, exports, commit messages, errors,
+// hints and progress lines. It is the one place that decides what looks
+// secret, so that every writer agrees.
+//
+// What is redacted:
+//
+//  1. URL credentials: the password of https://user:PASS@host (and the user
+//     of https://TOKEN@host, a token in the user position), and the values
+//     of credential-like query parameters (token, sig, key, password,
+//     X-Amz-*, …).
+//  2. Values of names that look secret ([SecretName]): environment
+//     variables (HF_TOKEN=…, "DB_PASSWORD": "…"), options (--api-key X,
+//     --api-key=X, -hft X).
+//  3. Bearer and basic credentials (Authorization: Bearer …) and words
+//     shaped like well-known tokens (hf_…, ghp_…, sk-…, npm_…, AKIA…).
+//  4. Any value a [Scrubber] was told is secret, wherever it appears: a
+//     token the engine echoes back in its own words.
+//
+// Every function returns its input unchanged (the same string) when
+// nothing in it is secret, and is idempotent: redacting twice is
+// redacting once.
+package redact
+
+import (
+	"bytes"
+	"io"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Mark replaces a secret value.
+const Mark = "<redacted>"
+
+// secretWords are name components that mark a secret on their own:
+// HF_TOKEN, GITHUB_TOKEN, DB_PASSWORD, AWS_SECRET_ACCESS_KEY,
+// GOOGLE_APPLICATION_CREDENTIALS, HTTP_AUTH. Components, not substrings,
+// so that TOKENIZERS_PARALLELISM, MAX_TOKENS and RIGOR_GIT_AUTHOR stay
+// readable.
+var secretWords = map[string]bool{
+	"TOKEN": true, "SECRET": true, "SECRETS": true, "PASSWORD": true, "PASSWD": true,
+	"CREDENTIAL": true, "CREDENTIALS": true, "APIKEY": true, "PASSPHRASE": true,
+	"AUTH": true, "AUTHORIZATION": true, "OAUTH": true, "AUTHTOKEN": true,
+	"ACCESSTOKEN": true, "PRIVATEKEY": true, "SECRETKEY": true, "PAT": true,
+}
+
+// SecretName reports whether an environment variable, option or parameter
+// name looks like it holds a secret. The name is split into components at
+// '_', '-', '.' and lower-to-upper case changes (apiKey), case-insensitively;
+// it is secret when a component is a secret word (TOKEN, SECRET,
+// PASSWORD, CREDENTIAL, AUTH, …) or when it ends in a KEY component after
+// another (OPENAI_API_KEY, SSH_PRIVATE_KEY, --api-key). HF_TOKEN,
+// hf-token, AWS_SECRET_ACCESS_KEY, DB_PASSWORD and authToken are secret;
+// TOKENIZERS_PARALLELISM, MAX_TOKENS, SSH_KEY_PATH, KEYBOARD and
+// RIGOR_GIT_AUTHOR are not.
+func SecretName(name string) bool {
+	parts := components(name)
+	for _, p := range parts {
+		if secretWords[p] {
+			return true
+		}
+	}
+	if n := len(parts); n >= 2 && parts[n-1] == "KEY" {
+		return true
+	}
+	// AWS_ACCESS_KEY_ID: the id is as good as the key.
+	for i := 1; i+1 < len(parts); i++ {
+		if parts[i] == "KEY" && parts[i-1] == "ACCESS" {
+			return true
+		}
+	}
+	return false
+}
+
+// components splits a name at separators and lower→upper case changes
+// and upper-cases the parts.
+func components(name string) []string {
+	var parts []string
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			parts = append(parts, strings.ToUpper(name[start:end]))
+		}
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_' || c == '-' || c == '.' || c == ' ':
+			flush(i)
+			start = i + 1
+		case c >= 'A' && c <= 'Z' && i > start && name[i-1] >= 'a' && name[i-1] <= 'z':
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(name))
+	return parts
+}
+
+// secretParams are query parameters whose values are credentials, beside
+// those [SecretName] recognises.
+var secretParams = map[string]bool{
+	"key": true, "sig": true, "signature": true, "pass": true, "pwd": true,
+	"password": true, "token": true, "secret": true, "access_token": true,
+	"api_key": true, "apikey": true, "auth": true, "code": false,
+}
+
+// SecretParam reports whether a URL query parameter carries a credential:
+// token, sig, key, password, any X-Amz-* parameter, or a name that
+// [SecretName] recognises.
+func SecretParam(name string) bool {
+	l := strings.ToLower(name)
+	return secretParams[l] || strings.HasPrefix(l, "x-amz-") || strings.HasPrefix(l, "x-goog-") || SecretName(name)
+}
+
+// secretShortFlags are short options whose value is a secret:
+// llama.cpp's -hft (--hf-token).
+var secretShortFlags = map[string]bool{"hft": true}
+
+// SecretFlag reports whether an argv word (-hft, --api-key, --hf-token)
+// is an option whose value is a secret.
+func SecretFlag(word string) bool {
+	if !strings.HasPrefix(word, "-") || len(word) < 2 {
+		return false
+	}
+	name := strings.TrimLeft(word, "-")
+	if name == "" || name[0] < 'A' || (name[0] > 'Z' && name[0] < 'a') || name[0] > 'z' {
+		return false
+	}
+	if !strings.HasPrefix(word, "--") && secretShortFlags[name] {
+		return true
+	}
+	return SecretName(name)
+}
+
+// Env returns a copy of env in which the value of every variable whose
+// name looks secret is [Mark] and every other value is redacted as text
+// (postgres://u:PASS@db/x). Empty values stay empty: an empty secret
+// discloses nothing and saying so helps debugging.
+func Env(env map[string]string) map[string]string {
+	if env == nil {
+		return nil
+	}
+	out := make(map[string]string, len(env))
+	for k, v := range env {
+		out[k] = EnvValue(k, v)
+	}
+	return out
+}
+
+// EnvValue redacts the value of the variable name.
+func EnvValue(name, value string) string {
+	if value != "" && SecretName(name) {
+		return Mark
+	}
+	return String(value)
+}
+
+// Argv returns a copy of argv with secret values replaced by [Mark]: the
+// word after an option whose name looks secret (--hf-token X, --api-key X,
+// -hft X), the value of --name=value for such an option, the value of
+// NAME=value words (env HF_TOKEN=x cmd), and whatever [String] redacts in
+// every word (URLs with credentials, bearer strings, token-shaped words).
+func Argv(argv []string) []string {
+	if argv == nil {
+		return nil
+	}
+	out := make([]string, len(argv))
+	copy(out, argv)
+	for i := 0; i < len(out); i++ {
+		w := out[i]
+		if strings.HasPrefix(w, "-") && len(w) > 1 {
+			flag, value, hasValue := strings.Cut(w, "=")
+			if SecretFlag(flag) {
+				if hasValue {
+					if value != "" {
+						out[i] = flag + "=" + Mark
+					}
+				} else if i+1 < len(out) && !strings.HasPrefix(out[i+1], "-") {
+					out[i+1] = Mark
+					i++
+				}
+				continue
+			}
+		}
+		if name, value, ok := strings.Cut(w, "="); ok && value != "" && isName(name) && SecretName(name) {
+			out[i] = name + "=" + Mark
+			continue
+		}
+		out[i] = String(w)
+	}
+	return out
+}
+
+func isName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case (r >= '0' && r <= '9' || r == '-' || r == '.') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// valueChars is what a secret value in free text may be made of: it stops
+// at white space, quotes, backslashes (JSON escapes), separators and
+// angle brackets, so that redacting the text of a JSON document keeps it
+// valid and [Mark] is never redacted again.
+const valueClass = `[^\s"'\\,;&<>(){}\[\]` + "`" + `]`
+
+const valueChars = valueClass + "+"
+
+// valueStart is the first character of an option's value: not a dash,
+// which starts the next option.
+const valueStart = `[^-\s"'\\,;&<>(){}\[\]` + "`" + `]`
+
+var (
+	// A URL: scheme://authority/path?query.
+	urlRe = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'\\<>` + "`" + `]+`)
+	// NAME=value, NAME: value, "NAME": "value".
+	assignRe = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])("|')?([A-Za-z_][A-Za-z0-9_.-]*)("|')?([ \t]*[=:][ \t]*)("|')?(` + valueChars + `)`)
+	// --name value, --name=value, -hft value.
+	optionRe = regexp.MustCompile(`(?:^|[\s"'=])(--?[A-Za-z][A-Za-z0-9_.-]*)(=|[ \t]+)("|')?(` + valueStart + valueClass + `*)`)
+	// "--name", "value": an option and its value in a JSON or CUE list.
+	listOptRe = regexp.MustCompile(`(")(--?[A-Za-z][A-Za-z0-9_.-]*)"\s*,\s*"(` + valueStart + valueClass + `*)"`)
+	// Authorization: Bearer X, Basic X, token X.
+	bearerRe = regexp.MustCompile(`(?i)\b(bearer|basic|token)([ \t]+)(` + valueClass + `{6,})`)
+	// Words shaped like well-known tokens.
+	tokenRe = regexp.MustCompile(`\b(hf_[A-Za-z0-9]{20,}|bhk_[0-9a-f]{40}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|npm_[A-Za-z0-9]{30,}|glpat-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b`)
+)
+
+// String redacts free text: an error message, a hint, a progress line, a
+// log, a commit message, a JSON document (which stays valid JSON). See
+// the package documentation for what is redacted.
+func String(s string) string { return redactText(s, nil) }
+
+// Found returns the secret values [String] would remove from s.
+func Found(s string) []string {
+	var found []string
+	redactText(s, &found)
+	return found
+}
+
+func redactText(s string, found *[]string) string {
+	if s == "" || !maybeSecret(s) {
+		return s
+	}
+	out := urlRe.ReplaceAllStringFunc(s, func(u string) string { return redactURL(u, found) })
+	out = bearerRe.ReplaceAllStringFunc(out, func(m string) string {
+		sub := bearerRe.FindStringSubmatch(m)
+		if strings.EqualFold(sub[1], "token") && !strings.ContainsAny(sub[3], "0123456789") {
+			return m // "token budget": a word, not a token
+		}
+		note(found, sub[3])
+		return sub[1] + sub[2] + Mark
+	})
+	out = redactAssignments(out, found)
+	out = tokenRe.ReplaceAllStringFunc(out, func(m string) string { note(found, m); return Mark })
+	if out == s {
+		return s
+	}
+	return out
+}
+
+func note(found *[]string, v string) {
+	if found != nil && v != Mark {
+		*found = append(*found, v)
+	}
+}
+
+// maybeSecret is a quick test that lets most text through untouched.
+func maybeSecret(s string) bool {
+	return strings.Contains(s, "://") || strings.ContainsAny(s, "=:") || tokenRe.MatchString(s) ||
+		containsFold(s, "bearer") || containsFold(s, "basic") || containsFold(s, "token") || strings.Contains(s, "-")
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), sub)
+}
+
+func redactAssignments(s string, found *[]string) string {
+	s = replaceGroup(s, listOptRe, 3, func(m []string) bool { return SecretFlag(m[2]) }, found)
+	s = replaceGroup(s, optionRe, 4, func(m []string) bool {
+		return SecretFlag(m[1]) && !strings.HasPrefix(m[4], "-")
+	}, found)
+	return replaceGroup(s, assignRe, 6, func(m []string) bool {
+		// Quotes around the name come in pairs: "../etc/passwd": x is a
+		// path, not a key.
+		return m[1] == m[3] && SecretName(m[2]) && !strings.EqualFold(m[6], "bearer") && !strings.EqualFold(m[6], "basic")
+	}, found)
+}
+
+// replaceGroup replaces group g of every match of re for which secret
+// holds with Mark.
+func replaceGroup(s string, re *regexp.Regexp, g int, secret func([]string) bool, found *[]string) string {
+	idx := re.FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		sub := make([]string, len(m)/2)
+		for i := range sub {
+			if m[2*i] >= 0 {
+				sub[i] = s[m[2*i]:m[2*i+1]]
+			}
+		}
+		if sub[g] == Mark || !secret(sub) {
+			continue
+		}
+		b.WriteString(s[last:m[2*g]])
+		b.WriteString(Mark)
+		note(found, sub[g])
+		last = m[2*g+1]
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// URL redacts the credentials of a URL (or of a word that starts with
+// one): the password of its user information, the user when it stands
+// alone in an http(s) URL (https://TOKEN@host), and the values of
+// credential-like query parameters ([SecretParam]). Anything that does not
+// parse as a URL with a host is returned unchanged.
+func URL(w string) string { return redactURL(w, nil) }
+
+func redactURL(w string, found *[]string) string {
+	i := strings.Index(w, "://")
+	if i < 0 {
+		return w
+	}
+	rest := w[i+3:]
+	authority := rest
+	if j := strings.IndexAny(authority, "/?#"); j >= 0 {
+		authority = authority[:j]
+	}
+	out := w[:i+3]
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		user := authority[:at]
+		scheme := strings.ToLower(w[:i])
+		if name, pw, hasPw := strings.Cut(user, ":"); hasPw {
+			out += name + ":" + Mark + "@"
+			if pw != "" {
+				note(found, pw)
+				if un, err := url.PathUnescape(pw); err == nil && un != pw {
+					note(found, un)
+				}
+			}
+		} else if user != "" && user != Mark && (strings.HasPrefix(scheme, "http") || strings.HasPrefix(scheme, "git+http") || len(user) >= 16) {
+			out += Mark + "@"
+			note(found, user)
+		} else {
+			out += user + "@"
+		}
+		rest = rest[at+1:]
+	}
+	q := strings.IndexByte(rest, '?')
+	if q < 0 {
+		return keep(w, out+rest)
+	}
+	out += rest[:q+1]
+	query := rest[q+1:]
+	frag := ""
+	if h := strings.IndexByte(query, '#'); h >= 0 {
+		query, frag = query[:h], query[h:]
+	}
+	parts := strings.Split(query, "&")
+	for k, p := range parts {
+		name, value, ok := strings.Cut(p, "=")
+		if !ok || value == "" || value == Mark {
+			continue
+		}
+		if un, err := url.QueryUnescape(name); err == nil {
+			name = un
+		}
+		if SecretParam(name) {
+			parts[k] = p[:len(p)-len(value)] + Mark
+			note(found, value)
+			if un, err := url.QueryUnescape(value); err == nil && un != value {
+				note(found, un)
+			}
+		}
+	}
+	return keep(w, out+strings.Join(parts, "&")+frag)
+}
+
+// keep returns the original string when the redacted one is equal, so
+// that callers can compare cheaply.
+func keep(orig, red string) string {
+	if orig == red {
+		return orig
+	}
+	return red
+}
+
+// Bytes is [String] for a byte slice; it returns b itself when nothing is
+// secret.
+func Bytes(b []byte) []byte {
+	s := string(b)
+	r := String(s)
+	if r == s {
+		return b
+	}
+	return []byte(r)
+}
+
+// MinSecretLen is the shortest value a [Scrubber] removes from free text: a
+// shorter one ("1", "on") would mangle unrelated words.
+const MinSecretLen = 6
+
+// Scrubber redacts text as [String] does and also removes every known
+// secret value wherever it appears, longest first. The zero value knows
+// no secrets; it is safe for concurrent use.
+type Scrubber struct {
+	mu     sync.RWMutex
+	values []string
+}
+
+// NewScrubber returns a scrubber that knows values (short ones and [Mark]
+// are ignored).
+func NewScrubber(values ...string) *Scrubber {
+	s := &Scrubber{}
+	s.Add(values...)
+	return s
+}
+
+// FromEnviron returns a scrubber that knows the secrets of an environment
+// in os.Environ form: the values of variables whose names look secret and
+// the credentials inside URL values (HF_ENDPOINT=https://u:PASS@host).
+func FromEnviron(environ []string) *Scrubber {
+	s := &Scrubber{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		s.AddEnv(k, v)
+	}
+	return s
+}
+
+// AddEnv adds the secrets of one variable: its value when its name looks
+// secret, the credentials inside a URL value otherwise.
+func (s *Scrubber) AddEnv(name, value string) {
+	if value == "" {
+		return
+	}
+	if SecretName(name) {
+		s.Add(value)
+		return
+	}
+	s.Add(Found(value)...)
+}
+
+// AddArgv adds the secret values an argv carries (the values [Argv]
+// replaces).
+func (s *Scrubber) AddArgv(argv []string) {
+	for i := 0; i < len(argv); i++ {
+		w := argv[i]
+		if strings.HasPrefix(w, "-") && len(w) > 1 {
+			flag, value, hasValue := strings.Cut(w, "=")
+			if SecretFlag(flag) {
+				if hasValue {
+					s.Add(value)
+				} else if i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") {
+					s.Add(argv[i+1])
+					i++
+				}
+				continue
+			}
+		}
+		if name, value, ok := strings.Cut(w, "="); ok && isName(name) && SecretName(name) {
+			s.Add(value)
+			continue
+		}
+		s.Add(Found(w)...)
+	}
+}
+
+// Add adds secret values.
+func (s *Scrubber) Add(values ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if len(v) < MinSecretLen || v == Mark || strings.Contains(v, Mark) {
+			continue
+		}
+		dup := false
+		for _, x := range s.values {
+			if x == v {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			s.values = append(s.values, v)
+			// URL-escaped forms leak too (a token in a query string).
+			if e := url.QueryEscape(v); e != v {
+				s.values = append(s.values, e)
+			}
+		}
+	}
+	sort.SliceStable(s.values, func(i, j int) bool { return len(s.values[i]) > len(s.values[j]) })
+}
+
+// Values returns the known secret values, longest first.
+func (s *Scrubber) Values() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]string(nil), s.values...)
+}
+
+// String redacts s: the known values, then what [String] finds.
+func (s *Scrubber) String(text string) string {
+	if s != nil {
+		s.mu.RLock()
+		for _, v := range s.values {
+			if strings.Contains(text, v) {
+				text = strings.ReplaceAll(text, v, Mark)
+			}
+		}
+		s.mu.RUnlock()
+	}
+	return String(text)
+}
+
+// Bytes is [Scrubber.String] for a byte slice.
+func (s *Scrubber) Bytes(b []byte) []byte {
+	if s != nil {
+		s.mu.RLock()
+		for _, v := range s.values {
+			if bytes.Contains(b, []byte(v)) {
+				b = bytes.ReplaceAll(b, []byte(v), []byte(Mark))
+			}
+		}
+		s.mu.RUnlock()
+	}
+	return Bytes(b)
+}
+
+// Writer redacts everything written through it with a [Scrubber]. Each
+// Write is redacted on its own: callers write a line or a document at a
+// time, so a secret is never split across two writes.
+type Writer struct {
+	w io.Writer
+	s *Scrubber
+}
+
+// NewWriter returns a writer that redacts with s (nil: [String] only)
+// before writing to w.
+func NewWriter(w io.Writer, s *Scrubber) *Writer { return &Writer{w: w, s: s} }
+
+// Write writes the redacted p and reports len(p) on success.
+func (w *Writer) Write(p []byte) (int, error) {
+	if _, err := w.w.Write(w.s.Bytes(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Unwrap returns the underlying writer (a terminal's *os.File, for
+// progress displays).
+func (w *Writer) Unwrap() io.Writer { return w.w }
