@@ -10,6 +10,11 @@ package compare
 //   - what the lock resolved, as the record holds it, under lock.:
 //     lock.engine.commit, lock.engine.patches[0], lock.model.revision,
 //     lock.model.files."x.gguf".sha256;
+//   - the values of the variables the spec passes from the caller
+//     (passEnv) as the bench process got them, under passEnv.:
+//     passEnv.GGML_SYCL_DEVICE; a secret one only as the keyed
+//     fingerprint its record holds (results.Fingerprinter), never its
+//     value;
 //   - the rig under rig.: rig.gpu, rig.gpuCount, rig.driver, rig.cpu,
 //     rig.kernel, rig.os, rig.toolchain.cmake (never the hostname).
 //
@@ -36,13 +41,14 @@ import (
 const (
 	SectionSpec = "spec"
 	SectionLock = "lock"
+	SectionEnv  = "env"
 	SectionRig  = "rig"
 )
 
 // Change is one difference between two configurations: a leaf that has a
 // different value, or exists on one side only.
 type Change struct {
-	// Section is SectionSpec, SectionLock or SectionRig.
+	// Section is SectionSpec, SectionLock, SectionEnv or SectionRig.
 	Section string `json:"section"`
 	// Path names the leaf: "flags.nkvo", "lock.engine.commit", "rig.driver".
 	// Keys that are not plain identifiers are quoted: env."A B".
@@ -95,6 +101,8 @@ func sectionOf(path string) string {
 		return SectionLock
 	case strings.HasPrefix(path, "rig."):
 		return SectionRig
+	case strings.HasPrefix(path, "passEnv."):
+		return SectionEnv
 	}
 	return SectionSpec
 }
@@ -133,7 +141,33 @@ func (c *configCache) build(r *results.Run) config {
 	out := make(config, 0, len(spec)+24)
 	out = append(out, spec...)
 	out = appendLock(out, r)
+	out = appendPassEnv(out, r, spec)
 	out = appendRig(out, r.Rig)
+	return out
+}
+
+// appendPassEnv adds the value each passEnv variable had in the bench
+// process (the last process; workers get the same), in name order. A
+// variable the caller did not set is absent. Secret values are in the
+// record only as "<redacted …>", with a fingerprint when the run had a
+// key: what the diff shows is what the record holds.
+func appendPassEnv(out config, r *results.Run, spec []leaf) config {
+	if len(r.Processes) == 0 {
+		return out
+	}
+	var names []string
+	for _, l := range spec {
+		if l.path == "passEnv" {
+			json.Unmarshal([]byte(l.value), &names)
+		}
+	}
+	slices.Sort(names)
+	env := r.Processes[len(r.Processes)-1].Env
+	for _, n := range slices.Compact(names) {
+		if v, ok := env[n]; ok {
+			out = append(out, leaf{joinKey("passEnv", n), quote(v)})
+		}
+	}
 	return out
 }
 
@@ -425,6 +459,8 @@ func sectionRank(s string) int {
 		return 0
 	case SectionLock:
 		return 1
+	case SectionEnv:
+		return 2
 	}
-	return 2
+	return 3
 }

@@ -154,6 +154,11 @@ func Log(runs []results.Run) *History {
 		if p := prevPoint[keyOf[i]]; p != nil && (p.SpecDigest != r.SpecDigest || p.SpecDigest == "") {
 			e.Drift = append(e.Drift, diffConfigs(cache.of(p), cur, onlySection(SectionSpec))...)
 		}
+		if p := prevPoint[keyOf[i]]; p != nil {
+			// passEnv values come from the caller: the spec digest does
+			// not see them change.
+			e.Drift = append(e.Drift, diffConfigs(cache.of(p), cur, onlySection(SectionEnv))...)
+		}
 		prevAny, prevHost[e.Host], prevPoint[keyOf[i]] = r, r, r
 		h.Entries = append(h.Entries, e)
 	}

@@ -22,12 +22,22 @@ func RedactArgv(argv []string) []string { return redact.Argv(argv) }
 // Redact removes secrets from a run in place: the environment and argv of
 // every process ([redact.Env], [redact.Argv]), the spec, and any
 // occurrence of a secret value in argv, the error, the log tail, the
-// warnings and the notes (a token echoed in an error message).
+// warnings and the notes (a token echoed in an error message). Secret
+// values become [Redacted]; see [RedactWith] for fingerprints.
 func Redact(r *Run) {
+	RedactWith(r, nil)
+}
+
+// RedactWith is [Redact] that replaces the value of a secret environment
+// variable with its keyed fingerprint ([Fingerprinter.Redacted]), so that
+// diff can tell whether it changed without showing it; nil writes plain
+// [Redacted] values. A value already redacted (plain or fingerprinted)
+// stays as it is, so redacting twice changes nothing.
+func RedactWith(r *Run, fp *Fingerprinter) {
 	s := scrubberOf(r)
 	for i := range r.Processes {
 		p := &r.Processes[i]
-		p.Env = redact.Env(p.Env)
+		p.Env = redactEnv(p.Env, fp)
 		p.Argv = redact.Argv(p.Argv)
 		for j := range p.Argv {
 			p.Argv[j] = s.String(p.Argv[j])
@@ -42,6 +52,26 @@ func Redact(r *Run) {
 	r.Notes = s.String(r.Notes)
 }
 
+// redactEnv is [redact.Env] keeping redacted values and writing
+// fingerprints when fp is not nil.
+func redactEnv(env map[string]string, fp *Fingerprinter) map[string]string {
+	if env == nil {
+		return nil
+	}
+	out := make(map[string]string, len(env))
+	for k, v := range env {
+		switch {
+		case isRedacted(v):
+		case fp != nil && v != "" && SecretName(k):
+			v = fp.Redacted(v)
+		default:
+			v = redact.EnvValue(k, v)
+		}
+		out[k] = v
+	}
+	return out
+}
+
 // scrubberOf returns a scrubber that knows the secret values a run
 // carries: secret-named variables of its processes and of its spec's env
 // section, secret option values and URL credentials in their argv.
@@ -49,7 +79,9 @@ func scrubberOf(r *Run) *redact.Scrubber {
 	s := redact.NewScrubber()
 	for _, p := range r.Processes {
 		for k, v := range p.Env {
-			s.AddEnv(k, v)
+			if !isRedacted(v) {
+				s.AddEnv(k, v)
+			}
 		}
 		s.AddArgv(p.Argv)
 	}

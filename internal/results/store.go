@@ -60,6 +60,10 @@ type Store struct {
 	// Root is the module root; Dir is Root/results.
 	Root string
 	Dir  string
+	// Fingerprinter, when set, makes [Store.Write] record a secret
+	// variable's keyed fingerprint instead of plain [Redacted]
+	// ([RedactWith]); see [LoadFingerprinter].
+	Fingerprinter *Fingerprinter
 }
 
 // Open returns the store of the module at root. It touches nothing on
@@ -165,7 +169,7 @@ func (s *Store) Write(run *Run, raw map[string][]byte) (string, error) {
 	}
 	sort.Strings(names)
 	secrets := collectSecrets(run)
-	Redact(run)
+	RedactWith(run, s.Fingerprinter)
 	if run.Schema == 0 {
 		run.Schema = SchemaVersion
 	}
