@@ -49,7 +49,8 @@ th{background:var(--bg2);font-weight:600}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tbody tr:nth-child(even){background:#fafbfc}
 code,.mono{font-family:ui-monospace,"DejaVu Sans Mono","Liberation Mono",Menlo,monospace;font-size:.82rem}
-.status{font-weight:600}.status.ok{color:var(--ok)}.status.bad{color:var(--bad)}
+.status,td.ok,td.bad{font-weight:600}.status.ok,td.ok{color:var(--ok)}.status.bad,td.bad{color:var(--bad)}
+table.runs td:nth-child(2){font-family:ui-monospace,"DejaVu Sans Mono","Liberation Mono",Menlo,monospace;font-size:.82rem}
 tr.notok td{background:#fff5f5}
 .drift{color:var(--drift);font-size:.8rem}
 .err{color:var(--bad);font-size:.8rem}
@@ -112,13 +113,12 @@ const experimentTmpl = `{{define "experiment.html"}}{{template "head" .}}{{with 
 <p class="summary">{{.Summary}}{{if .SweepHref}} · <a href="{{.SweepHref}}">sweep</a>{{end}}{{if .DiffHref}} · <a href="{{.DiffHref}}">latest against previous run</a>{{end}}</p>
 {{range .Figures}}{{template "figure" .}}{{end}}
 <h2 id="runs">Runs</h2>
-<div class="wide"><table>
+<style>table.runs td:nth-child(n+{{.NumFrom}}){text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}table.runs td:nth-child(-n+2){white-space:nowrap}</style>
+<div class="wide"><table class="runs">
 <caption>Every run, oldest first: each metric's mean with its 95% interval and the number of samples; ▲ marks what drifted since the run before.</caption>
-<thead><tr><th>date (UTC)</th><th>run</th>{{if .HasPoint}}<th>point</th>{{end}}<th>rig</th><th>commit</th><th>status</th>{{range .Columns}}<th class="num">{{.}}</th><th class="num">n</th>{{end}}</tr></thead>
+<thead><tr><th>date (UTC)</th><th>run</th>{{if .HasPoint}}<th>point</th>{{end}}{{if .HasRig}}<th>rig</th>{{end}}<th>commit</th><th>status</th>{{range .Columns}}<th class="num">{{.}}</th><th class="num">n</th>{{end}}</tr></thead>
 <tbody>
-{{$hp := .HasPoint}}{{range .Rows}}<tr{{if ne .Status "ok"}} class="notok"{{end}}>
-<td class="num">{{.Date}}</td><td class="mono">{{.ID}}</td>{{if $hp}}<td>{{.Point}}</td>{{end}}<td class="nowrap">{{.Rig}}</td><td class="mono">{{.Commit}}</td><td><span class="status {{statusClass .Status}}">{{.Status}}</span>{{if .Error}}<div class="err">{{.Error}}</div>{{end}}{{if .Drift}}<div class="drift">▲ {{.Drift}}</div>{{end}}</td>{{range .Cells}}<td class="num">{{.Value}}</td><td class="num">{{.N}}</td>{{end}}
-</tr>
+{{$hp := .HasPoint}}{{$hr := .HasRig}}{{range .Rows}}<tr{{if ne .Status "ok"}} class="notok"{{end}}><td>{{.Date}}<td>{{.ID}}{{if $hp}}<td>{{.Point}}{{end}}{{if $hr}}<td>{{.Rig}}{{end}}<td>{{.Commit}}<td class="{{statusClass .Status}}">{{.Status}}{{if .Error}}<div class="err">{{.Error}}</div>{{end}}{{if .Drift}}<div class="drift">▲ {{.Drift}}</div>{{end}}{{range .Cells}}<td>{{.Value}}<td>{{.N}}{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 {{if .More}}<p class="summary">Not shown: {{range $i, $m := .More}}{{if $i}}, {{end}}<span class="mono">{{$m}}</span>{{end}} ('rigor log --json' has them).</p>{{end}}
@@ -130,13 +130,12 @@ const sweepTmpl = `{{define "sweep.html"}}{{template "head" .}}{{with .Body}}
 <p class="summary">{{.Summary}} · <a href="{{.ExperimentHref}}">runs over time</a></p>
 {{range .Figures}}{{template "figure" .}}{{end}}
 <h2 id="points">Points</h2>
-<div class="wide"><table>
+<style>table.points td:nth-child(n+{{.NumFrom}}){text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}</style>
+<div class="wide"><table class="points">
 <caption>The latest ok run of each point: each metric's mean with its 95% interval and the number of samples.</caption>
-<thead><tr><th>point</th>{{range .Axes}}<th class="num">{{.}}</th>{{end}}<th>run</th><th>date (UTC)</th><th>status</th>{{range .Columns}}<th class="num">{{.}}</th><th class="num">n</th>{{end}}</tr></thead>
+<thead><tr><th>point</th>{{range .Axes}}<th>{{.}}</th>{{end}}<th>run</th><th>date (UTC)</th><th>status</th>{{range .Columns}}<th class="num">{{.}}</th><th class="num">n</th>{{end}}</tr></thead>
 <tbody>
-{{range .Rows}}<tr{{if ne .Status "ok"}} class="notok"{{end}}>
-<td>{{.Point}}</td>{{range .Values}}<td class="num">{{.}}</td>{{end}}<td class="mono">{{.Run}}</td><td class="num">{{.Date}}</td><td><span class="status {{statusClass .Status}}">{{.Status}}</span></td>{{range .Cells}}<td class="num">{{.Value}}</td><td class="num">{{.N}}</td>{{end}}
-</tr>
+{{range .Rows}}<tr{{if ne .Status "ok"}} class="notok"{{end}}><td>{{.Point}}{{range .Values}}<td>{{.}}{{end}}<td>{{.Run}}<td>{{.Date}}<td class="{{statusClass .Status}}">{{.Status}}{{range .Cells}}<td>{{.Value}}<td>{{.N}}{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 {{if .More}}<p class="summary">Not shown: {{range $i, $m := .More}}{{if $i}}, {{end}}<span class="mono">{{$m}}</span>{{end}}.</p>{{end}}

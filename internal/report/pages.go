@@ -68,9 +68,14 @@ type experimentPage struct {
 	SweepHref, DiffHref string
 	Figures             []figureHTML
 	HasPoint            bool
-	Columns             []string
-	Rows                []expRow
-	More                []string
+	// HasRig is set when the runs were made on more than one rig; with
+	// one, the summary names it and the table leaves it out.
+	HasRig bool
+	// NumFrom is the 1-based index of the first numeric column.
+	NumFrom int
+	Columns []string
+	Rows    []expRow
+	More    []string
 }
 
 type expRow struct {
@@ -126,6 +131,14 @@ func newExperimentPage(id string, h *compare.History, byID map[string]*results.R
 	}
 	if len(rigs) > 0 {
 		p.Summary += "; " + listShort(rigs, 3)
+	}
+	p.HasRig = len(rigs) > 1
+	p.NumFrom = 5
+	if p.HasPoint {
+		p.NumFrom++
+	}
+	if p.HasRig {
+		p.NumFrom++
 	}
 
 	for i, key := range metrics {
@@ -320,6 +333,7 @@ type sweepPage struct {
 	Figures         []figureHTML
 	Axes            []string
 	Columns         []string
+	NumFrom         int
 	Rows            []sweepRow
 	Points          int
 	More            []string
@@ -486,6 +500,7 @@ func newSweepPage(id string, runs []*results.Run, h *compare.History, path strin
 		}
 		p.Columns = append(p.Columns, c)
 	}
+	p.NumFrom = 5 + len(axes)
 	for _, sp := range pts {
 		row := sweepRow{Point: sp.label, Run: sp.run.ID, Date: minute(sp.run.Start), Status: sp.run.Status}
 		for _, a := range axes {
