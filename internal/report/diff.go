@@ -158,6 +158,7 @@ func stripFigure(rep *compare.Report, t compare.Table) *Figure {
 		p.X.Label.Text = ""
 	}
 	p.X.Tick.Marker = nominalTicks(names)
+	slantTicks(p, len(names))
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	padY(p, legend)
 	desc := fmt.Sprintf("Every sample of %s on side A (%s) and side B (%s)", t.Metric, rep.A.Label, rep.B.Label)

@@ -38,7 +38,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 const style = `
 :root{color-scheme:light;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg2:#f6f8fa;--ok:#1a7f37;--bad:#cf222e;--drift:#6e7781}
 *{box-sizing:border-box}
-body{margin:0 auto;max-width:1180px;padding:1rem 1.5rem 3rem;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif;color:var(--fg);background:#fff}
+body{margin:0 auto;max-width:1400px;padding:1rem 1.5rem 3rem;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif;color:var(--fg);background:#fff}
 h1{font-size:1.5rem;margin:.6rem 0 .3rem}h2{font-size:1.15rem;margin:1.6rem 0 .5rem}
 a{color:#0969da}nav{font-size:.9rem;color:var(--muted)}nav a{margin-right:.8rem}
 .summary{color:var(--muted);margin:.2rem 0 1rem}
@@ -56,11 +56,12 @@ tr.notok td{background:#fff5f5}
 .err{color:var(--bad);font-size:.8rem}
 .better{color:var(--ok);font-weight:600}.worse{color:var(--bad);font-weight:600}.changed{font-weight:600}
 .wide{overflow-x:auto}
-.cfg td.mono{overflow-wrap:anywhere}
 td.mono,td.nowrap{white-space:nowrap}
+table.cfg td.mono{white-space:normal;overflow-wrap:anywhere}
+.cols>section{min-width:0}
 figure{margin:.5rem 0 1.2rem}figcaption{color:var(--muted);font-size:.85rem}
 svg.plot{width:100%;height:auto;max-width:960px;display:block}
-.cols{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,3fr);gap:1.5rem;align-items:start}
+.cols{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1.7fr);gap:1.5rem;align-items:start}
 @media (max-width:900px){.cols{grid-template-columns:1fr}}
 .warn li{color:#9a6700}
 footer{margin-top:2rem;color:var(--muted);font-size:.8rem}
@@ -158,14 +159,14 @@ const diffTmpl = `{{define "diff.html"}}{{template "head" .}}{{with .Body}}
 </section>
 <section>
 <h2>Metrics</h2>
-{{$d := .}}{{range .Tables}}
-<table>
+{{range .Tables}}
+<div class="wide"><table>
 <caption><span class="mono">{{.Metric}}</span>: {{.Caption}}</caption>
 <thead><tr>{{if not .Single}}<th>point</th>{{end}}<th class="num">A</th><th class="num">n</th><th class="num">B</th><th class="num">n</th><th class="num">delta</th><th class="num">p</th>{{if .Holm}}<th class="num">p (Holm)</th>{{end}}<th class="num">welch p</th><th>verdict</th></tr></thead>
 <tbody>
 {{$t := .}}{{range .Rows}}<tr>{{if not $t.Single}}<td>{{.Point}}</td>{{end}}<td class="num">{{.A}}</td><td class="num">{{.AN}}</td><td class="num">{{.B}}</td><td class="num">{{.BN}}</td><td class="num">{{.Delta}}</td>{{if .Geomean}}<td></td>{{if $t.Holm}}<td></td>{{end}}<td></td><td></td>{{else}}<td class="num">{{.P}}</td>{{if $t.Holm}}<td class="num">{{.PHolm}}</td>{{end}}<td class="num">{{.WelchP}}</td><td class="{{.Class}}">{{.Verdict}}</td>{{end}}</tr>
 {{end}}</tbody>
-</table>
+</table></div>
 {{end}}
 </section>
 </div>

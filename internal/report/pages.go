@@ -608,6 +608,7 @@ func sweepFigure(id, key string, a *axis, axes []*axis, ai int, pts []sweptPoint
 			names[i] = showAny(v)
 		}
 		p.X.Tick.Marker = nominalTicks(names)
+		slantTicks(p, len(names))
 		p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
 	}
 	legend := 0

@@ -461,6 +461,17 @@ func (dateTicks) Ticks(min, max float64) []plot.Tick {
 	return out
 }
 
+// slantTicks turns the x tick labels when there are many, so that long
+// point names do not run into each other.
+func slantTicks(p *plot.Plot, n int) {
+	if n <= 6 {
+		return
+	}
+	p.X.Tick.Label.Rotation = math.Pi / 6
+	p.X.Tick.Label.XAlign = draw.XRight
+	p.X.Tick.Label.YAlign = draw.YTop
+}
+
 // nominalTicks labels integer x positions with names.
 type nominalTicks []string
 
