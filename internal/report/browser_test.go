@@ -288,4 +288,3 @@ func TestBrowser(t *testing.T) {
 		})
 	}
 }
-
