@@ -2,6 +2,7 @@ package testscripts
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -55,5 +56,38 @@ func slurmWaitOutput(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("no %s holds %q after %ds", args[0], args[1], secs)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func init() {
+	// slurm-cancel-on-exit: when the script ends, pass or fail, cancel
+	// every job the module in $WORK submitted and wait until Slurm has
+	// ended them, so that no job outlives its test.
+	scriptCmds["slurm-cancel-on-exit"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		dir := ts.MkAbs(".rigor/slurm")
+		ts.Defer(func() {
+			files, _ := filepath.Glob(filepath.Join(dir, "*", "batch.json"))
+			var ids []string
+			for _, f := range files {
+				var b struct {
+					JobID string `json:"jobId"`
+				}
+				if data, err := os.ReadFile(f); err == nil && json.Unmarshal(data, &b) == nil && b.JobID != "" {
+					ids = append(ids, b.JobID)
+				}
+			}
+			if len(ids) == 0 {
+				return
+			}
+			exec.Command("scancel", ids...).Run()
+			deadline := time.Now().Add(60 * time.Second)
+			for time.Now().Before(deadline) {
+				out, _ := exec.Command("squeue", append([]string{"-h", "-o", "%i", "-j"}, strings.Join(ids, ","))...).Output()
+				if strings.TrimSpace(string(out)) == "" {
+					return
+				}
+				time.Sleep(300 * time.Millisecond)
+			}
+		})
 	}
 }

@@ -89,6 +89,9 @@ func (c *jobsListCmd) Run(e *env) error {
 	var rows []jobRow
 	for {
 		rows, err = refreshJobs(ctx, e, root, batches, c.Tail)
+		if err != nil && ctx.Err() != nil {
+			return stoppedWaiting(e, interactive)
+		}
 		if err != nil {
 			return err
 		}
@@ -106,11 +109,7 @@ func (c *jobsListCmd) Run(e *env) error {
 		}
 		select {
 		case <-ctx.Done():
-			if interactive {
-				fmt.Fprint(e.stderr, "\r\033[K")
-			}
-			fmt.Fprintf(e.stderr, "rigor: stopped waiting; the jobs go on ('rigor jobs cancel BATCH' cancels them)\n")
-			return quietError{code: ExitInterrupted}
+			return stoppedWaiting(e, interactive)
 		case <-time.After(time.Second + time.Duration(rand.IntN(200))*time.Millisecond):
 		}
 	}
@@ -168,6 +167,16 @@ func (c *jobsListCmd) Run(e *env) error {
 		}
 	}
 	return nil
+}
+
+// stoppedWaiting reports a wait interrupted by Ctrl-C: the jobs are
+// Slurm's, and they go on.
+func stoppedWaiting(e *env, interactive bool) error {
+	if interactive {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	fmt.Fprintf(e.stderr, "rigor: stopped waiting; the jobs go on ('rigor jobs cancel BATCH' cancels them)\n")
+	return quietError{code: ExitInterrupted}
 }
 
 func dash(s string) string {
