@@ -591,3 +591,198 @@ func sortedCopy(x []float64) []float64 {
 	slices.Sort(s)
 	return s
 }
+
+// PairedTest is the result of a paired test of B against A over pairs
+// that ran in the same round.
+type PairedTest struct {
+	// N counts the pairs.
+	N int
+	// MeanLogRatio is the mean of ln(b/a) over the pairs: exp of it is
+	// the geometric-mean ratio B/A.
+	MeanLogRatio float64
+	// SDLogRatio is the sample standard deviation of ln(b/a).
+	SDLogRatio float64
+	// T and DF are the t statistic and its degrees of freedom (N-1).
+	T, DF float64
+	// P is the two-sided p-value of the paired t-test.
+	P float64
+	// SignFlipP is the exact two-sided p-value of the sign-flip
+	// permutation test of the same log ratios (NaN above 20 pairs).
+	SignFlipP float64
+}
+
+// PairedLogT runs the paired t-test of the log ratios ln(b[i]/a[i]): H0 is
+// a geometric-mean ratio of 1. Logs because load scales a throughput by a
+// factor, not by an amount, and so that B/A and A/B are symmetric. It
+// needs two pairs, positive values and some variance; otherwise P is NaN.
+// The exact sign-flip p-value of the same ratios is computed beside it.
+func PairedLogT(a, b []float64) PairedTest {
+	nan := math.NaN()
+	res := PairedTest{N: min(len(a), len(b)), MeanLogRatio: nan, SDLogRatio: nan, T: nan, DF: nan, P: nan, SignFlipP: nan}
+	d := make([]float64, 0, res.N)
+	for i := 0; i < res.N; i++ {
+		if !(a[i] > 0 && b[i] > 0) {
+			return res
+		}
+		d = append(d, math.Log(b[i]/a[i]))
+	}
+	if res.N == 0 {
+		return res
+	}
+	res.MeanLogRatio = Mean(d)
+	res.SignFlipP = SignFlipP(d)
+	if res.N < 2 {
+		return res
+	}
+	res.SDLogRatio = Stddev(d)
+	res.DF = float64(res.N - 1)
+	if res.SDLogRatio == 0 {
+		return res
+	}
+	res.T = res.MeanLogRatio / (res.SDLogRatio / math.Sqrt(float64(res.N)))
+	res.P = math.Min(1, 2*TSF(math.Abs(res.T), res.DF))
+	return res
+}
+
+// SignFlipP returns the exact two-sided p-value of the sign-flip
+// (randomization) test of the paired differences d: the share of the 2^n
+// ways to flip their signs whose sum is at least as far from 0 as the
+// observed one. It assumes only that each difference is as likely to have
+// either sign under H0. Its smallest value is 2/2^n (0.25 for 3 pairs,
+// 0.0625 for 5, 0.03125 for 6). NaN for no pairs or more than 20.
+func SignFlipP(d []float64) float64 {
+	n := len(d)
+	if n == 0 || n > 20 {
+		return math.NaN()
+	}
+	var obs float64
+	for _, v := range d {
+		obs += v
+	}
+	obs = math.Abs(obs)
+	hit := 0
+	for mask := 0; mask < 1<<n; mask++ {
+		var s float64
+		for i, v := range d {
+			if mask&(1<<i) != 0 {
+				s -= v
+			} else {
+				s += v
+			}
+		}
+		if math.Abs(s) >= obs*(1-1e-12) {
+			hit++
+		}
+	}
+	return float64(hit) / float64(int(1)<<n)
+}
+
+// OutlierThreshold is hyperfine's bound on a modified z-score: |x − median|
+// over the median absolute deviation (unscaled) above 14.826, that is 10
+// standard deviations for normal noise (the MAD of normal noise is
+// 0.6745 σ, and 10/0.6745 = 14.826).
+const OutlierThreshold = 14.826
+
+// ModifiedZ returns each value's modified z-score as hyperfine computes it:
+// (x − median) / MAD, with the MAD the median of |x − median| and never
+// below machine epsilon, so that a value off an otherwise constant sample
+// scores huge. Nil for fewer than 3 values, where no value can stand out.
+func ModifiedZ(x []float64) []float64 {
+	if len(x) < 3 {
+		return nil
+	}
+	med := Median(x)
+	dev := make([]float64, len(x))
+	for i, v := range x {
+		dev[i] = math.Abs(v - med)
+	}
+	mad := math.Max(Median(dev), 2.220446049250313e-16)
+	z := make([]float64, len(x))
+	for i, v := range x {
+		z[i] = (v - med) / mad
+	}
+	return z
+}
+
+// Outliers returns the indexes of the values of x whose modified z-score
+// exceeds [OutlierThreshold] in magnitude.
+func Outliers(x []float64) []int {
+	var out []int
+	for i, z := range ModifiedZ(x) {
+		if math.Abs(z) > OutlierThreshold {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// DetectableChange returns the smallest change between two centers, in
+// percent of center, that a two-sided rank test over n1 and n2 values of
+// noise (standard deviation) noise detects at level alpha/comparisons with
+// the given power: the inverse of [Repetitions],
+//
+//	(t(1-α'/2, df) + t(power, df)) · noise · √(1/n1 + 1/n2) / √(3/π),
+//
+// with df = n1+n2-2. It is +Inf when even the most extreme outcome of the
+// exact test cannot reach α' ([MinPValue]), and NaN when the noise is
+// unknown (fewer than two values on both sides) or center is 0.
+func DetectableChange(noise, center float64, n1, n2 int, alpha, power float64, comparisons int) float64 {
+	if comparisons < 1 {
+		comparisons = 1
+	}
+	a := alpha / float64(comparisons)
+	if n1 < 1 || n2 < 1 || MinPValue(n1, n2) >= a {
+		return math.Inf(1)
+	}
+	if math.IsNaN(noise) || center == 0 || n1+n2 < 3 {
+		return math.NaN()
+	}
+	df := float64(n1 + n2 - 2)
+	q := TQuantile(1-a/2, df) + TQuantile(power, df)
+	const are = 3 / math.Pi
+	return q * noise * math.Sqrt(1/float64(n1)+1/float64(n2)) / math.Sqrt(are) / math.Abs(center) * 100
+}
+
+// PairedDetectableChange returns the smallest change, in percent, that the
+// paired t-test of n log ratios with standard deviation sdLog detects at
+// level alpha/comparisons with the given power:
+// exp((t(1-α'/2, n-1) + t(power, n-1)) · sdLog / √n) − 1. NaN with fewer
+// than two pairs or an unknown spread.
+func PairedDetectableChange(sdLog float64, n int, alpha, power float64, comparisons int) float64 {
+	if n < 2 || math.IsNaN(sdLog) {
+		return math.NaN()
+	}
+	if comparisons < 1 {
+		comparisons = 1
+	}
+	a := alpha / float64(comparisons)
+	df := float64(n - 1)
+	q := TQuantile(1-a/2, df) + TQuantile(power, df)
+	return math.Expm1(q*sdLog/math.Sqrt(float64(n))) * 100
+}
+
+// PairedRepetitions returns how many pairs (rounds) the paired t-test of
+// log ratios with standard deviation sdLog needs to detect a change of
+// percent at level alpha/comparisons with the given power: the smallest
+// n ≥ 2 with (t(1-α'/2, n-1) + t(power, n-1)) · sdLog / √n ≤ ln(1 + percent/100).
+// 0 for a change that is not a number or not above -100%; capped at 100000.
+func PairedRepetitions(percent, sdLog, alpha, power float64, comparisons int) int {
+	target := math.Abs(math.Log1p(percent / 100))
+	if !(target > 0) || math.IsNaN(sdLog) || math.IsInf(target, 0) {
+		return 0
+	}
+	if comparisons < 1 {
+		comparisons = 1
+	}
+	a := alpha / float64(comparisons)
+	if sdLog <= 0 {
+		return 2
+	}
+	for n := 2; n < 100000; n++ {
+		df := float64(n - 1)
+		if (TQuantile(1-a/2, df)+TQuantile(power, df))*sdLog/math.Sqrt(float64(n)) <= target {
+			return n
+		}
+	}
+	return 100000
+}

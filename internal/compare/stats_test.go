@@ -381,3 +381,113 @@ func ExampleMannWhitney() {
 		u.U, u.P, u.Exact, MinPValue(3, 3))
 	// Output: U=0 p=0.100 exact=true; smallest possible p at 3 vs 3: 0.100
 }
+
+// Reference values of the rounds path: mpmath 1.3 at 30 digits (the t
+// distribution as the regularized incomplete beta, betainc, its quantiles
+// by findroot), and enumerations written out below.
+func TestPairedLogT(t *testing.T) {
+	a := []float64{100, 102, 98, 101, 99}
+	b := []float64{103, 104, 101, 105, 100}
+	got := PairedLogT(a, b)
+	// mpmath: d = ln(b/a); mean 0.02560401908781978, sd 0.01108719413092851,
+	// t 5.163824724405048, p = 2·P(T4 > t) = 0.006680366234515250.
+	if got.N != 5 || !near(got.MeanLogRatio, 0.02560401908781978, 1e-12) || !near(got.SDLogRatio, 0.01108719413092851, 1e-12) ||
+		!near(got.T, 5.163824724405048, 1e-10) || got.DF != 4 || !near(got.P, 0.006680366234515250, 1e-8) {
+		t.Errorf("PairedLogT(%v, %v) = %+v, want mean 0.025604, sd 0.011087, t 5.16382, p 0.0066804 (mpmath)", a, b, got)
+	}
+	// All five ratios above 1: 2 of the 32 sign patterns are as extreme.
+	if !near(got.SignFlipP, 2.0/32, 1e-12) {
+		t.Errorf("SignFlipP = %v, want 2/32", got.SignFlipP)
+	}
+	// Swapping the sides flips the sign and keeps p.
+	if r := PairedLogT(b, a); !near(r.T, -got.T, 1e-12) || !near(r.P, got.P, 1e-12) {
+		t.Errorf("swapped: got %+v", r)
+	}
+	for _, bad := range [][2][]float64{{{1}, {2}}, {{1, 0}, {2, 3}}, {{1, 2}, {2, 4}}} {
+		if r := PairedLogT(bad[0], bad[1]); !math.IsNaN(r.P) {
+			t.Errorf("PairedLogT(%v, %v).P = %v, want NaN (one pair, a zero, or no variance)", bad[0], bad[1], r.P)
+		}
+	}
+}
+
+func TestSignFlipP(t *testing.T) {
+	// d = 1, 2, 3: the 8 sign patterns sum to ±6, ±4, ±2, 0, 0; |sum| ≥ 6
+	// twice: 2/8.
+	if p := SignFlipP([]float64{1, 2, 3}); p != 0.25 {
+		t.Errorf("SignFlipP(1,2,3) = %v, want 0.25", p)
+	}
+	// d = 3, -1, 1: sum 3; patterns ±3±1±1 give 5,3,3,1,-1,-3,-3,-5: six
+	// with |sum| ≥ 3.
+	if p := SignFlipP([]float64{3, -1, 1}); p != 0.75 {
+		t.Errorf("SignFlipP(3,-1,1) = %v, want 6/8", p)
+	}
+	if p := SignFlipP(make([]float64, 21)); !math.IsNaN(p) {
+		t.Errorf("21 pairs: got %v, want NaN", p)
+	}
+}
+
+func TestModifiedZ(t *testing.T) {
+	// median 12, |x − 12| = 2 1 0 1 88, MAD 1: z = -2 -1 0 1 88.
+	x := []float64{10, 11, 12, 13, 100}
+	z := ModifiedZ(x)
+	want := []float64{-2, -1, 0, 1, 88}
+	for i := range want {
+		if !near(z[i], want[i], 1e-12) {
+			t.Errorf("ModifiedZ(%v) = %v, want %v", x, z, want)
+			break
+		}
+	}
+	if o := Outliers(x); len(o) != 1 || o[0] != 4 {
+		t.Errorf("Outliers(%v) = %v, want [4]", x, o)
+	}
+	// z = 14 is inside hyperfine's bound, 15 outside.
+	if o := Outliers([]float64{10, 11, 12, 13, 26}); len(o) != 0 {
+		t.Errorf("z=14: got outliers %v", o)
+	}
+	if o := Outliers([]float64{10, 11, 12, 13, 27}); len(o) != 1 {
+		t.Errorf("z=15: got outliers %v", o)
+	}
+	// a constant sample with one value off: the MAD is 0, the score huge
+	if o := Outliers([]float64{5, 5, 5, 5.1}); len(o) != 1 || o[0] != 3 {
+		t.Errorf("constant plus one: got %v", o)
+	}
+	if z := ModifiedZ([]float64{1, 100}); z != nil {
+		t.Errorf("two values: got %v, want nil", z)
+	}
+}
+
+func TestDetectableChange(t *testing.T) {
+	// mpmath: qt(.975, 8) + qt(.8, 8) = 3.194893652971186; noise 1 around
+	// 100, 5 vs 5: 3.19489 · √(2/5) / √(3/π) = 2.067762768156197 %.
+	if got := DetectableChange(1, 100, 5, 5, 0.05, 0.8, 1); !near(got, 2.067762768156197, 1e-9) {
+		t.Errorf("DetectableChange(1, 100, 5, 5) = %v, want 2.0677628 (mpmath)", got)
+	}
+	// 3 vs 3 cannot reach α=0.05 at all.
+	if got := DetectableChange(1, 100, 3, 3, 0.05, 0.8, 1); !math.IsInf(got, 1) {
+		t.Errorf("3 vs 3: got %v, want +Inf", got)
+	}
+	// It inverts Repetitions: the n Repetitions gives detects the change,
+	// one fewer does not.
+	for _, c := range []struct{ effect, noise float64 }{{2, 1}, {5, 3}, {1, 2}} {
+		n := Repetitions(c.effect, c.noise, 0.05, 0.8, 1)
+		if d := DetectableChange(c.noise, 100, n, n, 0.05, 0.8, 1); d > c.effect+1e-9 {
+			t.Errorf("effect %v noise %v: Repetitions = %d but DetectableChange at %d = %v", c.effect, c.noise, n, n, d)
+		}
+		if n > 4 {
+			if d := DetectableChange(c.noise, 100, n-1, n-1, 0.05, 0.8, 1); d <= c.effect {
+				t.Errorf("effect %v noise %v: DetectableChange at %d = %v, already enough", c.effect, c.noise, n-1, d)
+			}
+		}
+	}
+	// mpmath: exp((qt(.975, 4) + qt(.8, 4)) · 0.02 / √5) − 1 = 3.380846605106849 %.
+	if got := PairedDetectableChange(0.02, 5, 0.05, 0.8, 1); !near(got, 3.380846605106849, 1e-9) {
+		t.Errorf("PairedDetectableChange(0.02, 5) = %v, want 3.3808466 (mpmath)", got)
+	}
+	n := PairedRepetitions(3.380846605106849, 0.02, 0.05, 0.8, 1)
+	if n != 5 {
+		t.Errorf("PairedRepetitions(3.38%%, 0.02) = %d, want 5, the inverse", n)
+	}
+	if n := PairedRepetitions(2, 0.02, 0.05, 0.8, 1); n <= 5 || PairedDetectableChange(0.02, n, 0.05, 0.8, 1) > 2 || PairedDetectableChange(0.02, n-1, 0.05, 0.8, 1) <= 2 {
+		t.Errorf("PairedRepetitions(2%%, 0.02) = %d: not the least n that reaches 2%%", n)
+	}
+}
