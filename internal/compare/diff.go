@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/machine"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -51,6 +52,10 @@ type Options struct {
 	// (crashed, timeout, interrupted runs can hold partial metrics). By
 	// default they are left out and counted in a warning.
 	IncludeIncomplete bool
+	// Detect is a change, in percent, the user wants to be able to see
+	// (--detect 2%): each table then says how many runs (or rounds) per
+	// side would detect it at the noise observed. 0: not asked.
+	Detect float64
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -75,6 +80,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("power %g: want a level between 0 and 1", o.Power)
 	case o.Center != CenterMean && o.Center != CenterMedian:
 		return o, fmt.Errorf("center %q: want %q or %q", o.Center, CenterMean, CenterMedian)
+	case o.Detect < 0 || math.IsNaN(o.Detect) || math.IsInf(o.Detect, 0):
+		return o, fmt.Errorf("detect %g%%: want a change above 0%%", o.Detect)
 	}
 	return o, nil
 }
@@ -113,9 +120,30 @@ type Report struct {
 	Tables []Table
 	// OnlyA and OnlyB label the points measured on one side only.
 	OnlyA, OnlyB []string
+	// Notes say what the tests used as samples and why (runs or the
+	// repetitions inside them; pairs by round), printed before the
+	// warnings.
+	Notes []string
 	// Warnings are non-fatal findings, printed after the tables.
 	Warnings []Warning
 }
+
+// Units of the samples a row was tested on.
+const (
+	// UnitRuns: each run (one engine process, one record) counts as one
+	// sample, the mean of its repetitions.
+	UnitRuns = "runs"
+	// UnitRepetitions: every repetition inside the runs counts as a
+	// sample.
+	UnitRepetitions = "repetitions"
+)
+
+// Tests a row can be decided by.
+const (
+	DecideMannWhitney = "mann-whitney-u"
+	DecideWelch       = "welch-t"
+	DecidePairedT     = "paired-t-log"
+)
 
 // SideSummary describes one side of a report.
 type SideSummary struct {
@@ -165,10 +193,31 @@ type Row struct {
 	// normal noise; it never decides the verdict.
 	WelchP  float64
 	Verdict Verdict
-	// Needed estimates the repetitions per side needed to detect a change
-	// of the observed size at the observed noise ([Repetitions]); 0 when
-	// unknown.
+	// Needed estimates the samples (of Unit) per side needed to detect a
+	// change of the observed size at the observed noise ([Repetitions]);
+	// 0 when unknown.
 	Needed int
+	// SampleUnit is what one sample is: [UnitRuns] when both sides have at
+	// least two runs of the point, else [UnitRepetitions].
+	SampleUnit string
+	// Test is the test that decided: [DecideMannWhitney] on repetitions,
+	// [DecideWelch] on runs, [DecidePairedT] on runs that pair up by
+	// invocation and round.
+	Test string
+	// Pairs counts the pairs of a paired row; SignFlipP is the exact
+	// sign-flip p-value of the same log ratios, a secondary figure.
+	Pairs     int
+	SignFlipP float64
+	// MDE is the minimum detectable change at the current n, in percent:
+	// changes smaller than this cannot be told from noise (at power
+	// [Report.Power]); +Inf when no change can be significant at this n,
+	// NaN when the noise is unknown.
+	MDE float64
+	// DetectN is how many samples (of Unit, or pairs) per side would
+	// detect a change of Options.Detect percent; 0 when not asked.
+	DetectN int
+
+	pairA, pairB []float64 // the paired run means, round by round
 }
 
 // Summary describes one side's samples of one metric at one point.
@@ -187,6 +236,16 @@ type Summary struct {
 	Stddev     float64
 	Min, Max   float64
 	Samples    []float64
+	// Reps counts the repetitions pooled from the runs (equal to N when the
+	// unit is repetitions).
+	Reps int
+	// Outliers are the samples whose modified z-score is beyond
+	// [OutlierThreshold] (hyperfine's rule). They stay in the samples and
+	// in the test.
+	Outliers []float64
+	// WarmupRuns counts the runs whose first repetition is an outlier on
+	// the slow side (a warm-up effect).
+	WarmupRuns int
 }
 
 // Mismatch is a difference in something that was not meant to vary between
@@ -303,6 +362,15 @@ const (
 	WarnStatus WarningKind = "status"
 	// WarnMixed: the runs pooled on one side differ in configuration.
 	WarnMixed WarningKind = "mixed"
+	// WarnOutlier: samples beyond hyperfine's modified z-score bound, or a
+	// slow first repetition (warm-up).
+	WarnOutlier WarningKind = "outlier"
+	// WarnMachine: runs on a busy machine, or sides that ran under
+	// different machine states.
+	WarnMachine WarningKind = "machine"
+	// WarnDetect: how many runs would detect the change asked for with
+	// Options.Detect.
+	WarnDetect WarningKind = "detect"
 )
 
 // Warning is a non-fatal finding of a comparison.
@@ -370,7 +438,16 @@ type pooled struct {
 	key, name, test, unit, dir string
 	samples                    []float64
 	runs                       int
+	recs                       []recSamples // per run, in start order
 }
+
+// recSamples is one run's samples of one metric.
+type recSamples struct {
+	run     *results.Run
+	samples []float64
+}
+
+func (r recSamples) mean() float64 { return Mean(r.samples) }
 
 // latest is the run whose configuration stands for the point.
 func (p *point) latest() *results.Run {
@@ -445,11 +522,16 @@ func buildSide(s Side, def string, opts Options) *side {
 				p.byKey[k] = pm
 				p.metrics = append(p.metrics, pm)
 			}
+			var xs []float64
 			if len(m.Samples) > 0 {
-				pm.samples = append(pm.samples, m.Samples...)
+				xs = m.Samples
 			} else if m.Value != 0 || m.Unit != "" {
 				// An engine summary without samples counts as one sample.
-				pm.samples = append(pm.samples, m.Value)
+				xs = []float64{m.Value}
+			}
+			pm.samples = append(pm.samples, xs...)
+			if len(xs) > 0 {
+				pm.recs = append(pm.recs, recSamples{run: r, samples: xs})
 			}
 			pm.runs++
 		}
@@ -701,14 +783,25 @@ func Compare(a, b Side, opts Options) (*Report, error) {
 			if ma == nil && mb == nil {
 				continue
 			}
-			row := Row{Metric: key, Unit: m.unit, Direction: m.dir, Point: pr.a.label}
-			row.A = summarize(ma, opts)
-			row.B = summarize(mb, opts)
+			row := Row{Metric: key, Unit: m.unit, SampleUnit: UnitRepetitions, Direction: m.dir, Point: pr.a.label, Test: DecideMannWhitney}
+			byRun := ma != nil && mb != nil && len(ma.recs) >= 2 && len(mb.recs) >= 2
+			if byRun {
+				row.SampleUnit, row.Test = UnitRuns, DecideWelch
+				row.pairA, row.pairB = pairByRound(ma.recs, mb.recs)
+				if len(row.pairA) >= 2 {
+					row.Test, row.Pairs = DecidePairedT, len(row.pairA)
+				}
+			}
+			row.A = summarize(ma, opts, byRun, m.dir)
+			row.B = summarize(mb, opts, byRun, m.dir)
 			t.Rows = append(t.Rows, row)
 		}
 		rep.Warnings = append(rep.Warnings, testTable(&t, opts)...)
+		rep.Warnings = append(rep.Warnings, outlierWarnings(&t, rep.A.Label, rep.B.Label)...)
 		rep.Tables = append(rep.Tables, t)
 	}
+	rep.Notes = unitNotes(rep)
+	rep.Warnings = append(rep.Warnings, machineWarnings(sa, sb)...)
 
 	if opts.Strict {
 		if err := rep.Comparable(); err != nil {
@@ -729,7 +822,9 @@ func latestOf(sd *side) *results.Run {
 	return best
 }
 
-func summarize(m *pooled, opts Options) Summary {
+// summarize describes one side's samples: the runs' means when byRun, else
+// every repetition.
+func summarize(m *pooled, opts Options, byRun bool, dir string) Summary {
 	if m == nil || len(m.samples) == 0 {
 		nan := math.NaN()
 		s := Summary{Center: nan, Low: nan, High: nan, Mean: nan, Median: nan, Stddev: nan, Min: nan, Max: nan}
@@ -739,8 +834,22 @@ func summarize(m *pooled, opts Options) Summary {
 		return s
 	}
 	x := m.samples
+	if byRun {
+		x = make([]float64, len(m.recs))
+		for i, r := range m.recs {
+			x[i] = r.mean()
+		}
+	}
 	s := Summary{N: len(x), Runs: m.runs, Mean: Mean(x), Median: Median(x), Stddev: Stddev(x),
-		Min: slices.Min(x), Max: slices.Max(x), Samples: slices.Clone(x)}
+		Min: slices.Min(x), Max: slices.Max(x), Samples: slices.Clone(x), Reps: len(m.samples)}
+	for _, i := range Outliers(x) {
+		s.Outliers = append(s.Outliers, x[i])
+	}
+	for _, r := range m.recs {
+		if slowFirst(r.samples, dir) {
+			s.WarmupRuns++
+		}
+	}
 	var iv Interval
 	if opts.Center == CenterMedian {
 		s.Center = s.Median
@@ -758,10 +867,12 @@ func summarize(m *pooled, opts Options) Summary {
 func testTable(t *Table, opts Options) []Warning {
 	var warns []Warning
 	ps := make([]float64, len(t.Rows))
-	tests := make([]UTest, len(t.Rows))
+	up := make([]bool, len(t.Rows))
+	paired := make([]PairedTest, len(t.Rows))
 	for i := range t.Rows {
 		row := &t.Rows[i]
 		row.Delta, row.P, row.PAdjusted, row.WelchP = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		row.MDE, row.SignFlipP = math.NaN(), math.NaN()
 		ps[i] = math.NaN()
 		if row.A.N == 0 || row.B.N == 0 {
 			side := "A"
@@ -775,14 +886,37 @@ func testTable(t *Table, opts Options) []Warning {
 		if row.A.Center != 0 {
 			row.Delta = (row.B.Center/row.A.Center - 1) * 100
 		}
-		u := MannWhitney(row.A.Samples, row.B.Samples)
-		tests[i] = u
-		row.P, row.Exact, row.Separated = u.P, u.Exact, u.Separated(row.A.N, row.B.N)
 		row.WelchP = Welch(row.A.Samples, row.B.Samples).P
+		if row.Test == DecidePairedT {
+			pt := PairedLogT(row.pairA, row.pairB)
+			if !math.IsNaN(pt.P) {
+				paired[i] = pt
+				row.P, row.SignFlipP = pt.P, pt.SignFlipP
+				row.Separated = pt.SignFlipP == 2/math.Exp2(float64(pt.N))
+				ps[i], up[i] = pt.P, pt.MeanLogRatio > 0
+				continue
+			}
+			// No spread of the ratios (or a zero): the runs unpaired.
+			row.Test, row.Pairs = DecideWelch, 0
+		}
+		u := MannWhitney(row.A.Samples, row.B.Samples)
+		row.Separated = u.Separated(row.A.N, row.B.N)
+		if row.Test == DecideWelch {
+			if wt := Welch(row.A.Samples, row.B.Samples); !math.IsNaN(wt.P) {
+				row.P = wt.P
+				ps[i], up[i] = wt.P, wt.T > 0
+				continue
+			}
+			// No variance on either side: the rank test decides.
+			row.Test = DecideMannWhitney
+		}
+		row.P, row.Exact = u.P, u.Exact
 		ps[i] = u.P
+		// U above its mean means A tends to exceed B.
+		up[i] = u.U < float64(row.A.N*row.B.N)/2
 	}
 	adj := Holm(ps)
-	var underpowered []*Row
+	var inconclusive []*Row
 	k := 0
 	for _, p := range ps {
 		if !math.IsNaN(p) {
@@ -797,11 +931,8 @@ func testTable(t *Table, opts Options) []Warning {
 		row.PAdjusted = adj[i]
 		row.Verdict = Inconclusive
 		if row.PAdjusted < opts.Alpha {
-			// The direction of the test: U above its mean means A tends
-			// to exceed B.
-			up := tests[i].U < float64(row.A.N*row.B.N)/2
 			switch {
-			case t.Direction == results.HigherIsBetter && up, t.Direction == results.LowerIsBetter && !up:
+			case t.Direction == results.HigherIsBetter && up[i], t.Direction == results.LowerIsBetter && !up[i]:
 				row.Verdict = Better
 			case t.Direction == results.HigherIsBetter || t.Direction == results.LowerIsBetter:
 				row.Verdict = Worse
@@ -816,16 +947,40 @@ func testTable(t *Table, opts Options) []Warning {
 			// the exact test still holds.
 			row.Needed = Repetitions(1, 0, opts.Alpha, opts.Power, k)
 		}
+		if row.Test == DecidePairedT {
+			pt := paired[i]
+			row.MDE = PairedDetectableChange(pt.SDLogRatio, pt.N, opts.Alpha, opts.Power, k)
+			row.Needed = PairedRepetitions(row.Delta, pt.SDLogRatio, opts.Alpha, opts.Power, k)
+			if opts.Detect > 0 {
+				row.DetectN = PairedRepetitions(opts.Detect, pt.SDLogRatio, opts.Alpha, opts.Power, k)
+			}
+		} else if row.Test == DecideWelch {
+			row.MDE = TDetectableChange(noise, row.A.Center, row.A.N, row.B.N, opts.Alpha, opts.Power, k)
+			row.Needed = TRepetitions(row.B.Center-row.A.Center, noise, opts.Alpha, opts.Power, k)
+			if opts.Detect > 0 {
+				row.DetectN = TRepetitions(opts.Detect/100*row.A.Center, noise, opts.Alpha, opts.Power, k)
+			}
+		} else {
+			row.MDE = DetectableChange(noise, row.A.Center, row.A.N, row.B.N, opts.Alpha, opts.Power, k)
+			if opts.Detect > 0 && !math.IsNaN(noise) {
+				row.DetectN = Repetitions(opts.Detect/100*row.A.Center, noise, opts.Alpha, opts.Power, k)
+			}
+		}
 		if row.Verdict == Inconclusive {
 			if w, ok := smallSampleWarning(t, row, k, noise, opts); ok {
 				warns = append(warns, w)
-			} else if row.Needed > min(row.A.N, row.B.N) {
-				underpowered = append(underpowered, row)
+			} else {
+				inconclusive = append(inconclusive, row)
 			}
 		}
 	}
-	if w, ok := powerWarning(t, underpowered, opts); ok {
+	if w, ok := powerWarning(t, inconclusive); ok {
 		warns = append(warns, w)
+	}
+	if opts.Detect > 0 {
+		if w, ok := detectWarning(t, opts.Detect); ok {
+			warns = append(warns, w)
+		}
 	}
 	// Geomean over the rows that have both centers.
 	var ca, cb []float64
@@ -840,10 +995,60 @@ func testTable(t *Table, opts Options) []Warning {
 		g := &Row{Metric: t.Metric, Unit: t.Unit, Direction: t.Direction, Point: "geomean",
 			A:     Summary{Center: ga, Low: nan, High: nan, Mean: nan, Median: nan, Stddev: nan, Min: nan, Max: nan},
 			B:     Summary{Center: gb, Low: nan, High: nan, Mean: nan, Median: nan, Stddev: nan, Min: nan, Max: nan},
-			Delta: (gb/ga - 1) * 100, P: nan, PAdjusted: nan, WelchP: nan}
+			Delta: (gb/ga - 1) * 100, P: nan, PAdjusted: nan, WelchP: nan, MDE: nan, SignFlipP: nan}
 		t.Geomean = g
 	}
 	return warns
+}
+
+// pairByRound pairs A's and B's runs that ran in the same round of the
+// same invocation (results.Run.Invocation and Round), in round order, and
+// returns their means. Runs without a round, or without a partner, are
+// left out of the pairs.
+func pairByRound(a, b []recSamples) (pa, pb []float64) {
+	type key struct {
+		inv   string
+		round int
+	}
+	of := func(r recSamples) (key, bool) {
+		if r.run.Invocation == "" || r.run.Round <= 0 {
+			return key{}, false
+		}
+		return key{r.run.Invocation, r.run.Round}, true
+	}
+	bm := map[key]float64{}
+	for _, r := range b {
+		if k, ok := of(r); ok {
+			bm[k] = r.mean()
+		}
+	}
+	for _, r := range a {
+		k, ok := of(r)
+		if !ok {
+			continue
+		}
+		if v, ok := bm[k]; ok {
+			pa, pb = append(pa, r.mean()), append(pb, v)
+		}
+	}
+	return pa, pb
+}
+
+// slowFirst reports whether the first of a run's repetitions is an outlier
+// on the slow side (hyperfine's warm-up warning): below the others for a
+// higher-is-better metric, above for a lower-is-better one.
+func slowFirst(x []float64, dir string) bool {
+	z := ModifiedZ(x)
+	if z == nil {
+		return false
+	}
+	switch dir {
+	case results.HigherIsBetter:
+		return z[0] < -OutlierThreshold
+	case results.LowerIsBetter:
+		return z[0] > OutlierThreshold
+	}
+	return false
 }
 
 // pooledSD is the pooled standard deviation of two samples; with one
@@ -861,14 +1066,32 @@ func pooledSD(a, b Summary) float64 {
 	return math.NaN()
 }
 
+// perSide says how many samples a row has: "5 runs per side", "3 vs 4
+// repetitions", "5 paired rounds".
+func perSide(row *Row) string {
+	if row.Test == DecidePairedT {
+		return fmt.Sprintf("%d paired rounds", row.Pairs)
+	}
+	unit := row.SampleUnit
+	if row.A.N == 1 && row.B.N == 1 {
+		unit = strings.TrimSuffix(unit, "s")
+	}
+	if row.A.N == row.B.N {
+		return fmt.Sprintf("%d %s per side", row.A.N, unit)
+	}
+	return fmt.Sprintf("%d vs %d %s", row.A.N, row.B.N, unit)
+}
+
 func smallSampleWarning(t *Table, row *Row, k int, noise float64, opts Options) (Warning, bool) {
 	w := Warning{Kind: WarnSmallSample, Metric: t.Metric, Point: row.Point}
+	if row.Test != DecideMannWhitney {
+		return w, false
+	}
 	minP := MinPValue(row.A.N, row.B.N)
-	change := fmtPercent(math.Abs(row.Delta))
 	var b strings.Builder
 	switch {
 	case minP*float64(k) >= opts.Alpha:
-		fmt.Fprintf(&b, "n=%d vs %d: the smallest p an exact rank test can give is %s", row.A.N, row.B.N, fmtP(minP))
+		fmt.Fprintf(&b, "n=%d vs %d %s: the smallest p an exact rank test can give is %s", row.A.N, row.B.N, row.SampleUnit, fmtP(minP))
 		if k > 1 {
 			fmt.Fprintf(&b, ", %s after Holm over %d comparisons", fmtP(math.Min(1, minP*float64(k))), k)
 		}
@@ -876,12 +1099,8 @@ func smallSampleWarning(t *Table, row *Row, k int, noise float64, opts Options) 
 	default:
 		return w, false
 	}
-	switch {
-	case math.IsNaN(noise):
-		fmt.Fprintf(&b, "; the noise is unknown with one sample a side: at least %d repetitions per side are needed before any change can be significant", row.Needed)
-	case row.Needed > 0:
-		fmt.Fprintf(&b, "; with the observed noise, ~%d repetitions per side would detect a change of %s", row.Needed, change)
-	}
+	floor := Repetitions(1, 0, opts.Alpha, opts.Power, k)
+	fmt.Fprintf(&b, ": no change can be told from noise with %s; %d per side is the least that can", perSide(row), floor)
 	if row.Separated && row.A.N > 0 {
 		hi := "above"
 		if row.B.Center < row.A.Center {
@@ -897,39 +1116,211 @@ func smallSampleWarning(t *Table, row *Row, k int, noise float64, opts Options) 
 	return w, true
 }
 
-// powerWarning says, for the inconclusive rows of a table that could have
-// reached significance with their n, how many repetitions the observed
-// change would need at the observed noise; one warning per table.
-func powerWarning(t *Table, rows []*Row, opts Options) (Warning, bool) {
-	if len(rows) == 0 {
+// powerWarning says, for the inconclusive rows of a table, the smallest
+// change their n could have detected: "with 5 runs per side, changes under
+// ±9.1% cannot be told from noise here"; one warning per table.
+func powerWarning(t *Table, rows []*Row) (Warning, bool) {
+	var known []*Row
+	for _, r := range rows {
+		if !math.IsNaN(r.MDE) && !math.IsInf(r.MDE, 0) {
+			known = append(known, r)
+		}
+	}
+	if len(known) == 0 {
 		return Warning{}, false
 	}
 	w := Warning{Kind: WarnSmallSample, Metric: t.Metric}
-	if len(rows) == 1 {
-		r := rows[0]
+	if len(known) == 1 {
+		r := known[0]
 		w.Point = r.Point
-		w.Message = fmt.Sprintf("p=%s is above α=%s; with the observed noise, ~%d repetitions per side would detect a change of %s",
-			fmtP(r.PAdjusted), fmtLevel(opts.Alpha), r.Needed, fmtPercent(math.Abs(r.Delta)))
+		w.Message = fmt.Sprintf("with %s, changes under ±%s cannot be told from noise here (observed %s)",
+			perSide(r), fmtPercent(r.MDE), fmtDelta(r.Delta))
 		return w, true
 	}
 	var points []string
-	dlo, dhi := math.Inf(1), math.Inf(-1)
-	nlo, nhi := math.MaxInt, 0
-	for _, r := range rows {
+	mlo, mhi := math.Inf(1), math.Inf(-1)
+	sizes := map[string]bool{}
+	for _, r := range known {
 		points = append(points, r.Point)
-		d := math.Abs(r.Delta)
-		dlo, dhi = math.Min(dlo, d), math.Max(dhi, d)
-		nlo, nhi = min(nlo, r.Needed), max(nhi, r.Needed)
+		mlo, mhi = math.Min(mlo, r.MDE), math.Max(mhi, r.MDE)
+		sizes[perSide(r)] = true
 	}
-	span := func(lo, hi string) string {
-		if lo == hi {
-			return lo
-		}
-		return lo + "–" + hi
+	n := "these samples"
+	if len(sizes) == 1 {
+		n = perSide(known[0])
 	}
-	w.Message = fmt.Sprintf("inconclusive at %s; with the observed noise, ~%s repetitions per side would detect changes of the observed sizes (%s)",
-		strings.Join(points, ", "), span(strconv.Itoa(nlo), strconv.Itoa(nhi)), span(fmtPercent(dlo), fmtPercent(dhi)))
+	span := fmtPercent(mlo)
+	if fmtPercent(mlo) != fmtPercent(mhi) {
+		span = fmtPercent(mlo) + "–" + fmtPercent(mhi)
+	}
+	w.Message = fmt.Sprintf("inconclusive at %s; with %s, changes under ±%s cannot be told from noise here",
+		strings.Join(points, ", "), n, span)
 	return w, true
+}
+
+// detectWarning says how many samples per side would detect the change the
+// user asked for (--detect), per row.
+func detectWarning(t *Table, percent float64) (Warning, bool) {
+	var parts []string
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		if r.A.N == 0 || r.B.N == 0 {
+			continue
+		}
+		var s string
+		switch {
+		case r.DetectN == 0:
+			s = "unknown: the noise is unknown with one sample a side"
+		case r.Test == DecidePairedT:
+			s = fmt.Sprintf("~%d paired rounds (now %d)", r.DetectN, r.Pairs)
+		case r.SampleUnit == UnitRuns:
+			s = fmt.Sprintf("~%d runs per side (now %d vs %d)", r.DetectN, r.A.N, r.B.N)
+		default:
+			s = fmt.Sprintf("~%d repetitions per side at the noise inside these runs (now %d vs %d); the noise between runs is unknown until each side has 2 runs", r.DetectN, r.A.N, r.B.N)
+		}
+		if r.Point != "" {
+			s = r.Point + ": " + s
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return Warning{}, false
+	}
+	return Warning{Kind: WarnDetect, Metric: t.Metric,
+		Message: "to detect a change of " + fmtPercent(percent) + ": " + strings.Join(parts, "; ")}, true
+}
+
+// outlierWarnings reports, per side, the samples beyond hyperfine's
+// modified z-score bound and the runs whose first repetition was slow.
+func outlierWarnings(t *Table, labelA, labelB string) []Warning {
+	var out []Warning
+	for _, row := range t.Rows {
+		for _, x := range []struct {
+			label string
+			s     Summary
+		}{{labelA, row.A}, {labelB, row.B}} {
+			if len(x.s.Outliers) > 0 {
+				vals := make([]string, len(x.s.Outliers))
+				for i, v := range x.s.Outliers {
+					vals[i] = fmtNum(v)
+				}
+				unit := row.SampleUnit
+				if unit == "" {
+					unit = "samples"
+				}
+				out = append(out, Warning{Kind: WarnOutlier, Metric: t.Metric, Point: row.Point,
+					Message: fmt.Sprintf("%s: %s of %d %s beyond hyperfine's outlier bound (modified z-score over %s): %s; kept in the test",
+						x.label, countWord(len(x.s.Outliers)), x.s.N, unit, fmtLevel(OutlierThreshold), strings.Join(vals, ", "))})
+			}
+			if x.s.WarmupRuns > 0 {
+				out = append(out, Warning{Kind: WarnOutlier, Metric: t.Metric, Point: row.Point,
+					Message: fmt.Sprintf("%s: the first repetition of %d of %d runs is a slow outlier, a warm-up effect; a discarded warm-up repetition would remove it",
+						x.label, x.s.WarmupRuns, x.s.Runs)})
+			}
+		}
+	}
+	return out
+}
+
+func countWord(n int) string {
+	if n == 1 {
+		return "1 sample"
+	}
+	return strconv.Itoa(n) + " samples"
+}
+
+// unitNotes says which unit of replication the tables used and why the
+// other is weaker.
+func unitNotes(rep *Report) []string {
+	var runs, reps, paired bool
+	for _, t := range rep.Tables {
+		for _, r := range t.Rows {
+			if r.A.N == 0 || r.B.N == 0 {
+				continue
+			}
+			switch {
+			case r.Test == DecidePairedT:
+				paired = true
+			case r.SampleUnit == UnitRuns:
+				runs = true
+			default:
+				reps = true
+			}
+		}
+	}
+	var notes []string
+	if paired {
+		notes = append(notes, "paired rounds: runs of A and B that ran in the same round of one invocation are compared as pairs "+
+			"(a paired t-test of the log ratio B/A per round); load that drifts from round to round cancels within each pair")
+	}
+	if runs {
+		notes = append(notes, "samples are runs: each run's mean (one engine process) is one sample, tested with Welch's t-test; "+
+			"the repetitions inside a run share whatever the machine was doing that minute, so they understate the noise between runs")
+	}
+	if reps {
+		notes = append(notes, "samples are repetitions inside the runs (a side has fewer than 2 runs of the point): "+
+			"they share the machine's state of their minute, so load that changed between A and B is invisible to the test; "+
+			"record at least 2 runs per side (rigor run --rounds) to test on runs")
+	}
+	return notes
+}
+
+// machineWarnings reports the runs that ran on a busy machine and, when
+// both sides recorded the machine's state, the figures in which the
+// busiest run of each side differ.
+func machineWarnings(sa, sb *side) []Warning {
+	var out []Warning
+	busiest := func(sd *side) *machine.State {
+		var best *machine.State
+		var bestLoad float64
+		busy, total := 0, 0
+		why := ""
+		for _, p := range sd.order {
+			for _, r := range p.used {
+				st := r.Machine
+				if st == nil {
+					continue
+				}
+				total++
+				if b, w := st.Busy(machine.DefaultBusyShare); b {
+					busy++
+					if why == "" {
+						why = w
+					}
+				}
+				load := stateLoad(st)
+				if best == nil || load > bestLoad {
+					best, bestLoad = st, load
+				}
+			}
+		}
+		if busy > 0 {
+			out = append(out, Warning{Kind: WarnMachine,
+				Message: fmt.Sprintf("%s: %d of %d runs ran on a busy machine (%s)", sd.label, busy, total, why)})
+		}
+		return best
+	}
+	ma, mb := busiest(sa), busiest(sb)
+	if d := machine.Compare(ma, mb); len(d) > 0 {
+		out = append(out, Warning{Kind: WarnMachine,
+			Message: "A and B ran under different machine states: " + strings.Join(d, "; ")})
+	}
+	return out
+}
+
+// stateLoad orders machine states by how busy they were: the cores other
+// processes took, else the peak load.
+func stateLoad(st *machine.State) float64 {
+	if st.OtherCores != nil {
+		return *st.OtherCores
+	}
+	if st.Peak != nil {
+		return st.Peak.Load1
+	}
+	if st.Before != nil {
+		return st.Before.Load1
+	}
+	return 0
 }
 
 func statusWarning(sd *side) (Warning, bool) {

@@ -47,7 +47,8 @@ func TestCompare_seed000(t *testing.T) {
 	for _, want := range []string{
 		"flags.nkvo: 1 → 0",
 		"14.29", "16.38", "+14.6%",
-		"n=3 vs 3: the smallest p an exact rank test can give is 0.100, above α=0.05; with the observed noise, ~4 repetitions per side would detect a change of 14.6%",
+		"n=3 vs 3 repetitions: the smallest p an exact rank test can give is 0.100, above α=0.05: no change can be told from noise with 3 repetitions per side; 4 per side is the least that can",
+		"samples are repetitions inside the runs (a side has fewer than 2 runs of the point)",
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text output lacks %q:\n%s", want, text.String())
@@ -78,8 +79,11 @@ func TestCompare_sweep(t *testing.T) {
 		for _, r := range tb.Rows {
 			pts = append(pts, r.Point)
 			verdicts[tb.Metric] = append(verdicts[tb.Metric], r.Verdict)
-			if r.A.N != 10 || r.B.N != 10 || r.A.Runs != 2 || r.B.Runs != 2 {
-				t.Errorf("%s %s: n %d/%d from %d/%d runs, want 10/10 from 2/2", tb.Metric, r.Point, r.A.N, r.B.N, r.A.Runs, r.B.Runs)
+			// Two runs a side: the runs are the samples (their means), and
+			// Welch's t-test decides; the 10 repetitions are counted.
+			if r.A.N != 2 || r.B.N != 2 || r.A.Runs != 2 || r.B.Runs != 2 || r.A.Reps != 10 || r.SampleUnit != UnitRuns || (r.Test != DecideWelch && !(r.A.Stddev == 0 && r.B.Stddev == 0)) {
+				t.Errorf("%s %s: n %d/%d from %d/%d runs (%d repetitions), unit %s, test %s; want 2/2 from 2/2 (10), runs, welch-t",
+					tb.Metric, r.Point, r.A.N, r.B.N, r.A.Runs, r.B.Runs, r.A.Reps, r.SampleUnit, r.Test)
 			}
 		}
 		if !slices.Equal(pts, []string{"ub=16", "ub=32", "ub=64"}) {
@@ -265,7 +269,7 @@ func TestCompare_samplesFromValue(t *testing.T) {
 	}
 	found := false
 	for _, w := range rep.Warnings {
-		found = found || strings.Contains(w.Message, "the noise is unknown with one sample a side")
+		found = found || strings.Contains(w.Message, "no change can be told from noise with 1 repetition per side; 4 per side is the least that can")
 	}
 	if !found {
 		t.Errorf("no warning about unknown noise in %v", rep.Warnings)
@@ -298,7 +302,7 @@ func TestCompare_holmAcrossPoints(t *testing.T) {
 	for _, w := range rep.Warnings {
 		msg += w.Error() + "\n"
 	}
-	if !strings.Contains(msg, "n=4 vs 4: the smallest p an exact rank test can give is 0.029, 0.086 after Holm over 3 comparisons, above α=0.05") {
+	if !strings.Contains(msg, "n=4 vs 4 repetitions: the smallest p an exact rank test can give is 0.029, 0.086 after Holm over 3 comparisons, above α=0.05") {
 		t.Errorf("warnings lack the Holm explanation:\n%s", msg)
 	}
 	if g := rep.Tables[0].Geomean; g == nil || !near(g.Delta, (6.5/2.5-1)*100, 1e-9) {
@@ -378,14 +382,17 @@ func Example() {
 	// Configuration (A → B):
 	//   flags.nkvo: 1 → 0
 	//
-	// tokSOut tg64 (tok/s, higher is better)
+	// tokSOut tg64 (tok/s, higher is better; wall clock, the figure to quote)
 	// baseline            kvoffload
 	//  mean  ± 95% CI  n   mean  ± 95% CI  n   delta      p  welch p  verdict
 	// 14.29  ± 6.3%    3  16.38  ± 1.6%    3  +14.6%  0.100    0.006  ~
 	//
+	// Samples:
+	//   samples are repetitions inside the runs (a side has fewer than 2 runs of the point): they share the machine's state of their minute, so load that changed between A and B is invisible to the test; record at least 2 runs per side (rigor run --rounds) to test on runs
+	//
 	// Warnings:
 	//   model file hashes are not recorded for runs of baseline and kvoffload: the model bytes are not checked
-	//   tokSOut tg64: n=3 vs 3: the smallest p an exact rank test can give is 0.100, above α=0.05; with the observed noise, ~4 repetitions per side would detect a change of 14.6% (every B sample is above every A sample, the strongest evidence 3 vs 3 can give; Welch's t-test, which assumes normal noise, gives p=0.006)
+	//   tokSOut tg64: n=3 vs 3 repetitions: the smallest p an exact rank test can give is 0.100, above α=0.05: no change can be told from noise with 3 repetitions per side; 4 per side is the least that can (every B sample is above every A sample, the strongest evidence 3 vs 3 can give; Welch's t-test, which assumes normal noise, gives p=0.006)
 }
 
 func TestCompare_singlePointsWithDifferentSweeps(t *testing.T) {

@@ -52,8 +52,8 @@ type Entry struct {
 	Drift []Change
 }
 
-// MetricStat is one metric of one run: the mean of its samples and their
-// spread.
+// MetricStat is one metric of one run: the mean of its samples, the 95%
+// confidence interval of the mean and the spread.
 type MetricStat struct {
 	Key    string
 	Name   string
@@ -62,8 +62,11 @@ type MetricStat struct {
 	N      int
 	Mean   float64
 	Stddev float64 // NaN with fewer than two samples
-	Min    float64
-	Max    float64
+	// Low and High bound the Student-t 95% interval of the mean; NaN with
+	// fewer than two samples.
+	Low, High float64
+	Min       float64
+	Max       float64
 }
 
 // Chart is one metric's per-run mean over time.
@@ -89,6 +92,7 @@ func Log(runs []results.Run) *History {
 		ptrs[i] = &runs[i]
 	}
 	slices.SortStableFunc(ptrs, runOrder)
+	sortRounds(ptrs)
 	h := &History{}
 	cache := newConfigCache()
 	prevAny := (*results.Run)(nil)
@@ -132,8 +136,9 @@ func Log(runs []results.Run) *History {
 			if len(x) == 0 {
 				x = []float64{m.Value}
 			}
+			ci := MeanCI(x, 0.95)
 			e.Metrics = append(e.Metrics, MetricStat{Key: m.Key(), Name: m.Name, Test: m.Test, Unit: m.Unit,
-				N: len(x), Mean: Mean(x), Stddev: Stddev(x), Min: slices.Min(x), Max: slices.Max(x)})
+				N: len(x), Mean: Mean(x), Stddev: Stddev(x), Low: ci.Low, High: ci.High, Min: slices.Min(x), Max: slices.Max(x)})
 			if !seenMetric[m.Key()] {
 				seenMetric[m.Key()] = true
 				metricOrder = append(metricOrder, m.Key())
@@ -206,6 +211,32 @@ func Log(runs []results.Run) *History {
 		h.Chart = c
 	}
 	return h
+}
+
+// sortRounds orders the runs of one invocation's round (or of one
+// invocation without rounds) by their sweep points' values rather than by
+// the order they ran in, which a shuffled round makes arbitrary. Runs
+// without an invocation keep their order.
+func sortRounds(runs []*results.Run) {
+	for i := 0; i < len(runs); {
+		j := i + 1
+		inv, round := runs[i].Invocation, runs[i].Round
+		for inv != "" && j < len(runs) && runs[j].Invocation == inv && runs[j].Round == round {
+			j++
+		}
+		if j-i > 1 {
+			group := runs[i:j]
+			slices.SortStableFunc(group, func(a, b *results.Run) int {
+				_, sa := sweptKey(a.Swept)
+				_, sb := sweptKey(b.Swept)
+				if c := strings.Compare(a.Experiment, b.Experiment); c != 0 {
+					return c
+				}
+				return comparePoints(&point{swept: sa}, &point{swept: sb})
+			})
+		}
+		i = j
+	}
 }
 
 func onlySection(s string) func(string) bool {
@@ -286,6 +317,70 @@ func sparkline(values []float64, lo, hi float64, width int) string {
 // logColumns is how many metric columns the text form shows.
 const logColumns = 3
 
+// ciBarWidth is the width of a run's confidence-interval bar in the log.
+const ciBarWidth = 21
+
+// chartMinSpan is the least half-range of the sparkline's scale, as a
+// share of the middle value: ±5%.
+const chartMinSpan = 0.05
+
+// chartScale widens [lo, hi] to at least ±chartMinSpan around its middle.
+func chartScale(lo, hi float64) (float64, float64) {
+	mid := (lo + hi) / 2
+	half := math.Max((hi-lo)/2, math.Abs(mid)*chartMinSpan)
+	return mid - half, mid + half
+}
+
+// ciLevel is the confidence of a run's interval: 0.95 when it has one.
+func ciLevel(m MetricStat) float64 {
+	if math.IsNaN(m.Low) {
+		return 0
+	}
+	return 0.95
+}
+
+// barScale is the common scale of the CI bars of metric key: the lowest
+// interval bound (or mean) to the highest, widened like the chart's.
+func barScale(h *History, key string) (float64, float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, e := range h.Entries {
+		for _, m := range e.Metrics {
+			if m.Key != key {
+				continue
+			}
+			for _, v := range []float64{m.Low, m.High, m.Mean} {
+				if !math.IsNaN(v) && !math.IsInf(v, 0) {
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
+			}
+		}
+	}
+	if math.IsInf(lo, 0) {
+		return 0, 0
+	}
+	return chartScale(lo, hi)
+}
+
+// ciBar draws a run's 95% interval on [lo, hi] in width cells: "├" and "┤"
+// at the bounds, "─" between, "●" at the mean; the mean alone without an
+// interval.
+func ciBar(m MetricStat, lo, hi float64, width int) string {
+	pos := func(v float64) int {
+		i := int(math.Round((v - lo) / (hi - lo) * float64(width-1)))
+		return max(0, min(i, width-1))
+	}
+	cells := []rune(strings.Repeat(" ", width))
+	if !math.IsNaN(m.Low) && !math.IsNaN(m.High) {
+		l, r := pos(m.Low), pos(m.High)
+		for i := l; i <= r; i++ {
+			cells[i] = '─'
+		}
+		cells[l], cells[r] = '├', '┤'
+	}
+	cells[pos(m.Mean)] = '●'
+	return strings.TrimRight(string(cells), " ")
+}
+
 // WriteLogText writes the history as aligned text for a terminal of the
 // given width (0: no wrapping): one line per run, oldest first, a drift
 // line before each run whose lock, rig or spec changed, and a sparkline of
@@ -324,8 +419,21 @@ func WriteLogText(w io.Writer, h *History, width int) error {
 	head = append(head, "rig", "commit", "status")
 	g.right = make([]bool, len(head))
 	for _, m := range metrics {
-		head = append(head, m, "± sd", "n")
-		g.right = append(g.right, true, false, true)
+		head = append(head, m, "± 95% CI", "min–max", "n")
+		g.right = append(g.right, true, false, true, true)
+	}
+	// CI bars of the first metric, on one scale for every run.
+	bar := ""
+	var barLo, barHi float64
+	if len(metrics) > 0 {
+		bar = metrics[0]
+		barLo, barHi = barScale(h, bar)
+		if barHi > barLo {
+			head = append(head, "95% CI "+fmtNum(barLo)+" … "+fmtNum(barHi))
+			g.right = append(g.right, false)
+		} else {
+			bar = ""
+		}
 	}
 	g.rows = append(g.rows, head)
 	drift, failure := map[int]string{}, map[int]string{}
@@ -340,16 +448,26 @@ func WriteLogText(w io.Writer, h *History, width int) error {
 		}
 		cells = append(cells, e.Rig, e.Commit, e.Status)
 		for _, k := range metrics {
-			mean, sd, n := "", "", ""
+			mean, ci, span, n := "", "", "", ""
 			for _, m := range e.Metrics {
 				if m.Key == k {
 					mean, n = fmtNum(m.Mean), strconv.Itoa(m.N)
-					if !math.IsNaN(m.Stddev) {
-						sd = "± " + fmtSpread(m.Stddev)
+					ci = fmtCI(Summary{N: m.N, Center: m.Mean, Low: m.Low, High: m.High, Confidence: ciLevel(m)}, 0.95)
+					if m.N > 1 {
+						span = fmtNum(m.Min) + "–" + fmtNum(m.Max)
 					}
 				}
 			}
-			cells = append(cells, mean, sd, n)
+			cells = append(cells, mean, ci, span, n)
+		}
+		if bar != "" {
+			cell := ""
+			for _, m := range e.Metrics {
+				if m.Key == bar {
+					cell = ciBar(m, barLo, barHi, ciBarWidth)
+				}
+			}
+			cells = append(cells, cell)
 		}
 		g.rows = append(g.rows, cells)
 		if len(e.Drift) > 0 {
@@ -390,7 +508,17 @@ func WriteLogText(w io.Writer, h *History, width int) error {
 		if c.Unit != "" {
 			unit = " " + c.Unit
 		}
-		fmt.Fprintf(&b, "\n%s over time, oldest first (%s … %s%s):\n", c.Metric, fmtNum(lo), fmtNum(hi), unit)
+		// The bars' scale is never narrower than ±chartMinSpan of the
+		// middle, so that a wiggle of a fraction of a percent does not
+		// look like a cliff; the title says the scale and the span.
+		slo, shi := chartScale(lo, hi)
+		span := ""
+		if mid := (lo + hi) / 2; mid != 0 {
+			span = ", the values span " + fmtPercent((hi-lo)/math.Abs(mid)*100)
+		}
+		fmt.Fprintf(&b, "\n%s over time, oldest first (%s … %s%s; bars from %s to %s%s):\n",
+			c.Metric, fmtNum(lo), fmtNum(hi), unit, fmtNum(slo), fmtNum(shi), span)
+		lo, hi = slo, shi
 		lw := 0
 		for _, s := range c.Series {
 			lw = max(lw, utf8.RuneCountInString(s.Point))
@@ -444,6 +572,8 @@ type jsonMetric struct {
 	N      int    `json:"n"`
 	Mean   jnum   `json:"mean"`
 	Stddev jnum   `json:"stddev"`
+	Low    jnum   `json:"ciLow"`
+	High   jnum   `json:"ciHigh"`
 	Min    jnum   `json:"min"`
 	Max    jnum   `json:"max"`
 }
@@ -462,7 +592,8 @@ type jsonSeries struct {
 // WriteLogJSON writes the history as one indented JSON object:
 // {version, experiments, metrics, runs: [{id, experiment, point, start,
 // end, rig, host, commit, status, error, metrics: [{key, name, test, unit,
-// n, mean, stddev, min, max}], drift: [Change]}], chart: {metric, unit,
+// n, mean, stddev, ciLow, ciHigh (the 95% interval of the mean), min,
+// max}], drift: [Change]}], chart: {metric, unit,
 // series: [{point, values}]}}, with null for a missing number.
 func WriteLogJSON(w io.Writer, h *History) error {
 	out := jsonHistory{Version: JSONVersion, Experiments: orEmpty(h.Experiments),
@@ -473,7 +604,7 @@ func WriteLogJSON(w io.Writer, h *History) error {
 			Metrics: []jsonMetric{}, Drift: orEmpty(e.Drift)}
 		for _, m := range e.Metrics {
 			je.Metrics = append(je.Metrics, jsonMetric{m.Key, m.Name, m.Test, m.Unit, m.N,
-				jnum(m.Mean), jnum(m.Stddev), jnum(m.Min), jnum(m.Max)})
+				jnum(m.Mean), jnum(m.Stddev), jnum(m.Low), jnum(m.High), jnum(m.Min), jnum(m.Max)})
 		}
 		out.Runs = append(out.Runs, je)
 	}

@@ -15,10 +15,13 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/rigorbench/rigor/internal/metric"
 )
 
-// fmtNum formats a value with 4 significant digits, without exponent for
-// the magnitudes benchmarks produce; "–" for NaN.
+// fmtNum formats a value with 4 significant digits and never an exponent
+// ("15,244", "14.29", "0.0001234"), thousands grouped with commas; "–" for
+// NaN.
 func fmtNum(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "–"
@@ -28,27 +31,57 @@ func fmtNum(v float64) string {
 	case a == 0:
 		return "0"
 	case a >= 1e4:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a < 1e-3:
-		return strconv.FormatFloat(v, 'g', 4, 64)
+		return group(strconv.FormatFloat(v, 'f', 0, 64))
 	}
 	digits := 3 - int(math.Floor(math.Log10(a)))
-	return strconv.FormatFloat(v, 'f', max(digits, 0), 64)
+	return group(strconv.FormatFloat(v, 'f', max(digits, 0), 64))
 }
 
-// fmtSpread formats a standard deviation with 2 significant digits.
+// group puts commas between the thousands of a formatted number's integer
+// part: "15244.5" → "15,244.5".
+func group(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	intPart, frac, hasFrac := strings.Cut(s, ".")
+	if len(intPart) <= 3 {
+		return sign + s
+	}
+	var b strings.Builder
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if hasFrac {
+		b.WriteString("." + frac)
+	}
+	return sign + b.String()
+}
+
+// fmtSpread formats a spread (a half-width, a standard deviation) with 2
+// significant digits, grouped like [fmtNum].
 func fmtSpread(v float64) string {
 	if math.IsNaN(v) || v == 0 {
 		return fmtNum(v)
 	}
 	digits := 1 - int(math.Floor(math.Log10(math.Abs(v))))
-	return strconv.FormatFloat(v, 'f', max(digits, 0), 64)
+	if digits < 0 {
+		p := math.Pow(10, float64(-digits))
+		v = math.Round(v/p) * p
+	}
+	return group(strconv.FormatFloat(v, 'f', max(digits, 0), 64))
 }
 
 // fmtPercent formats a magnitude in percent: one decimal, two below 1%.
 func fmtPercent(v float64) string {
 	if math.IsNaN(v) {
 		return "–"
+	}
+	if math.IsInf(v, 0) {
+		return "∞%"
 	}
 	if math.Abs(v) < 1 {
 		return strconv.FormatFloat(v, 'f', 2, 64) + "%"
@@ -133,6 +166,48 @@ func describeDirection(d string) string {
 		return "lower is better"
 	}
 	return "no direction"
+}
+
+// describeTable is a table's title: the metric key, its unit and direction,
+// and which figure to quote: "tokSOut tg64 (tok/s, higher is better; wall
+// clock, the figure to quote)".
+func describeTable(t Table) string {
+	var parts []string
+	if t.Unit != "" {
+		parts = append(parts, t.Unit)
+	}
+	parts = append(parts, describeDirection(t.Direction))
+	s := strings.Join(parts, ", ")
+	switch in, _ := metric.Lookup(t.Name); {
+	case metric.IsHeadline(t.Name):
+		s += "; wall clock, the figure to quote"
+	case in.EngineCounter:
+		base, _ := metric.Base(t.Name)
+		s += "; the engine's own counters, without rigor's timing: quote " + base
+	}
+	return t.Metric + " (" + s + ")"
+}
+
+// Colours of verdicts on a terminal (ANSI SGR).
+const (
+	ansiGreen  = "\x1b[32m"
+	ansiRed    = "\x1b[31m"
+	ansiYellow = "\x1b[33m"
+	ansiReset  = "\x1b[0m"
+)
+
+// colorVerdict wraps a verdict in its colour: better green, worse red,
+// changed yellow; "~" and no verdict stay plain.
+func colorVerdict(v Verdict, s string) string {
+	switch v {
+	case Better:
+		return ansiGreen + s + ansiReset
+	case Worse:
+		return ansiRed + s + ansiReset
+	case Changed:
+		return ansiYellow + s + ansiReset
+	}
+	return s
 }
 
 // singlePoint reports whether the report compares one unswept point, so
@@ -280,10 +355,26 @@ func (g *grid) line(row []string, w []int) string {
 	return strings.TrimRight(b.String(), " ")
 }
 
+// TextOptions configure [WriteTextOptions].
+type TextOptions struct {
+	// Width is the terminal's width; 0 means no wrapping.
+	Width int
+	// Color colours the verdicts (better green, worse red). The caller
+	// decides: a terminal, and NO_COLOR unset.
+	Color bool
+}
+
 // WriteText writes the report as aligned text for a terminal of the given
-// width (0: no wrapping): the sides, the configuration diff, one table per
-// metric, the points on one side only, and the warnings.
+// width (0: no wrapping), without colour: the sides, the configuration
+// diff, one table per metric, the points on one side only, the notes on
+// the samples and the warnings.
 func WriteText(w io.Writer, r *Report, width int) error {
+	return WriteTextOptions(w, r, TextOptions{Width: width})
+}
+
+// WriteTextOptions is [WriteText] with options.
+func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
+	width := opts.Width
 	var b strings.Builder
 	fmt.Fprintf(&b, "A: %s\n", sideLine(r.A))
 	fmt.Fprintf(&b, "B: %s\n", sideLine(r.B))
@@ -305,13 +396,7 @@ func WriteText(w io.Writer, r *Report, width int) error {
 	single, holm := r.singlePoint(), r.holmApplied()
 	for _, t := range r.Tables {
 		b.WriteString("\n")
-		title := t.Metric
-		if t.Unit != "" {
-			title += " (" + t.Unit + ", " + describeDirection(t.Direction) + ")"
-		} else {
-			title += " (" + describeDirection(t.Direction) + ")"
-		}
-		b.WriteString(title + "\n")
+		b.WriteString(describeTable(t) + "\n")
 		g := &grid{}
 		var head []string
 		if !single {
@@ -334,6 +419,7 @@ func WriteText(w io.Writer, r *Report, width int) error {
 			g.right = append(g.right, true)
 		}
 		g.right = append(g.right, true, false)
+		verdicts := map[int]Verdict{}
 		addRow := func(row Row, geo bool) {
 			var cells []string
 			if !single {
@@ -352,6 +438,7 @@ func WriteText(w io.Writer, r *Report, width int) error {
 					cells = append(cells, fmtP(row.PAdjusted))
 				}
 				cells = append(cells, fmtP(row.WelchP), fmtVerdict(row.Verdict))
+				verdicts[len(g.rows)] = row.Verdict
 			}
 			g.rows = append(g.rows, cells)
 		}
@@ -379,8 +466,16 @@ func WriteText(w io.Writer, r *Report, width int) error {
 			lb.WriteString(label + strings.Repeat(" ", span(col)-utf8.RuneCountInString(label)+2))
 		}
 		b.WriteString(strings.TrimRight(lb.String(), " ") + "\n")
-		for _, row := range g.rows {
-			b.WriteString(g.line(row, wd) + "\n")
+		for i, row := range g.rows {
+			line := g.line(row, wd)
+			// The verdict is the last column: colour it after alignment,
+			// so that the escapes do not count as width.
+			if v, ok := verdicts[i]; ok && opts.Color {
+				if word := fmtVerdict(v); strings.HasSuffix(line, word) {
+					line = line[:len(line)-len(word)] + colorVerdict(v, word)
+				}
+			}
+			b.WriteString(line + "\n")
 		}
 	}
 	if r.infinite() {
@@ -393,6 +488,12 @@ func WriteText(w io.Writer, r *Report, width int) error {
 		}
 		if len(r.OnlyB) > 0 {
 			b.WriteString(wrap("Only in B: "+strings.Join(r.OnlyB, ", "), width, 2) + "\n")
+		}
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\nSamples:\n")
+		for _, n := range r.Notes {
+			b.WriteString("  " + wrap(n, width-2, 4) + "\n")
 		}
 	}
 	if len(r.Warnings) > 0 {
@@ -429,9 +530,8 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	single, holm := r.singlePoint(), r.holmApplied()
 	for _, t := range r.Tables {
 		fmt.Fprintf(&b, "\n### %s\n\n", mdEscape(t.Metric))
-		if t.Unit != "" {
-			fmt.Fprintf(&b, "%s, %s; %s ± %s%% CI.\n\n", mdEscape(t.Unit), describeDirection(t.Direction), r.Center, fmtLevel(r.Confidence*100))
-		}
+		title := describeTable(t)
+		fmt.Fprintf(&b, "%s; %s ± %s%% CI.\n\n", mdEscape(strings.TrimSuffix(strings.TrimPrefix(title, t.Metric+" ("), ")")), r.Center, fmtLevel(r.Confidence*100))
 		var head, align []string
 		if !single {
 			head, align = append(head, "point"), append(align, "---")
@@ -486,6 +586,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "Only in B: %s  \n", mdEscape(strings.Join(r.OnlyB, ", ")))
 		}
 	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n### Samples\n\n")
+		for _, n := range r.Notes {
+			b.WriteString("- " + mdEscape(n) + "\n")
+		}
+	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n### Warnings\n\n")
 		for _, wn := range r.Warnings {
@@ -499,7 +605,8 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 // CSVHeader is the header row of [WriteCSV].
 var CSVHeader = []string{"metric", "name", "test", "unit", "direction", "point", "center",
 	"a_n", "a_center", "a_low", "a_high", "b_n", "b_center", "b_low", "b_high",
-	"delta_pct", "p", "p_adjusted", "welch_p", "verdict", "needed_n"}
+	"delta_pct", "p", "p_adjusted", "welch_p", "verdict", "needed_n",
+	"sample_unit", "decided_by", "pairs", "mde_pct", "detect_n"}
 
 // WriteCSV writes the metric tables as CSV, one line per row and a
 // "geomean" line per table that has one, under [CSVHeader]. Numbers have
@@ -529,13 +636,24 @@ func WriteCSV(w io.Writer, r *Report) error {
 		}
 		for i, row := range rows {
 			verdict, needed := verdictWord(row.Verdict), strconv.Itoa(row.Needed)
+			unit, test, pairs, mde, detect := row.SampleUnit, row.Test, "", num(row.MDE), ""
+			if row.Pairs > 0 {
+				pairs = strconv.Itoa(row.Pairs)
+			}
+			if math.IsInf(row.MDE, 1) {
+				mde = "inf"
+			}
+			if row.DetectN > 0 {
+				detect = strconv.Itoa(row.DetectN)
+			}
 			if t.Geomean != nil && i == len(rows)-1 {
-				verdict, needed = "", ""
+				verdict, needed, unit, test, mde = "", "", "", "", ""
 			}
 			rec := []string{t.Metric, t.Name, t.Test, t.Unit, t.Direction, row.Point, string(r.Center),
 				n(row.A), num(row.A.Center), num(row.A.Low), num(row.A.High),
 				n(row.B), num(row.B.Center), num(row.B.Low), num(row.B.High),
-				num(row.Delta), num(row.P), num(row.PAdjusted), num(row.WelchP), verdict, needed}
+				num(row.Delta), num(row.P), num(row.PAdjusted), num(row.WelchP), verdict, needed,
+				unit, test, pairs, mde, detect}
 			if err := cw.Write(rec); err != nil {
 				return err
 			}
@@ -574,6 +692,7 @@ type jsonReport struct {
 	Tables     []jsonTable    `json:"tables"`
 	OnlyA      []string       `json:"onlyA"`
 	OnlyB      []string       `json:"onlyB"`
+	Notes      []string       `json:"notes"`
 	Warnings   []jsonWarning  `json:"warnings"`
 }
 
@@ -616,6 +735,12 @@ type jsonRow struct {
 	WelchP    jnum        `json:"welchP"`
 	Verdict   string      `json:"verdict"`
 	Needed    int         `json:"neededPerSide"`
+	Unit      string      `json:"sampleUnit"`
+	DecidedBy string      `json:"decidedBy"`
+	Pairs     int         `json:"pairs"`
+	SignFlipP jnum        `json:"signFlipP"`
+	MDE       jnum        `json:"mdePercent"`
+	DetectN   int         `json:"detectPerSide,omitempty"`
 }
 
 type jsonGeo struct {
@@ -637,6 +762,9 @@ type jsonSummary struct {
 	Min        jnum   `json:"min"`
 	Max        jnum   `json:"max"`
 	Samples    []jnum `json:"samples"`
+	Reps       int    `json:"repetitions"`
+	Outliers   []jnum `json:"outliers"`
+	WarmupRuns int    `json:"warmupRuns"`
 }
 
 type jsonWarning struct {
@@ -663,8 +791,13 @@ func toJSONSummary(s Summary) jsonSummary {
 	if s.Confidence == 0 {
 		conf = jnum(math.NaN())
 	}
+	outliers := make([]jnum, len(s.Outliers))
+	for i, v := range s.Outliers {
+		outliers[i] = jnum(v)
+	}
 	return jsonSummary{s.N, s.Runs, jnum(s.Center), jnum(s.Low), jnum(s.High), conf,
-		jnum(s.Mean), jnum(s.Median), jnum(s.Stddev), jnum(s.Min), jnum(s.Max), samples}
+		jnum(s.Mean), jnum(s.Median), jnum(s.Stddev), jnum(s.Min), jnum(s.Max), samples,
+		s.Reps, outliers, s.WarmupRuns}
 }
 
 func orEmpty[T any](x []T) []T {
@@ -683,7 +816,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		Center: string(r.Center), Test: "mann-whitney-u", Correction: "holm",
 		Alpha: r.Alpha, Confidence: r.Confidence, Power: r.Power,
 		Config: orEmpty(r.Config), Mismatches: []jsonMismatch{}, Tables: []jsonTable{},
-		OnlyA: orEmpty(r.OnlyA), OnlyB: orEmpty(r.OnlyB), Warnings: []jsonWarning{},
+		OnlyA: orEmpty(r.OnlyA), OnlyB: orEmpty(r.OnlyB), Notes: orEmpty(r.Notes), Warnings: []jsonWarning{},
 	}
 	for _, m := range r.Mismatches {
 		out.Mismatches = append(out.Mismatches, jsonMismatch{m.Field, m.A, m.B, m.String()})
@@ -696,6 +829,8 @@ func WriteJSON(w io.Writer, r *Report) error {
 				Delta: jnum(row.Delta), P: jnum(row.P), PAdjusted: jnum(row.PAdjusted),
 				Exact: row.Exact, Separated: row.Separated, WelchP: jnum(row.WelchP),
 				Verdict: verdictWord(row.Verdict), Needed: row.Needed,
+				Unit: row.SampleUnit, DecidedBy: row.Test, Pairs: row.Pairs, SignFlipP: jnum(row.SignFlipP),
+				MDE: jnum(row.MDE), DetectN: row.DetectN,
 			})
 		}
 		if g := t.Geomean; g != nil {

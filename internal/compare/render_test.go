@@ -111,8 +111,10 @@ func TestFormatting(t *testing.T) {
 		v    float64
 		want string
 	}{
-		{14.2924, "14.29"}, {16.3836, "16.38"}, {2.798544, "2.799"}, {7147.55, "7148"},
-		{123.44, "123.4"}, {54321, "54321"}, {0.012345, "0.01235"}, {0, "0"},
+		{14.2924, "14.29"}, {16.3836, "16.38"}, {2.798544, "2.799"}, {7147.55, "7,148"},
+		{123.44, "123.4"}, {54321, "54,321"}, {0.012345, "0.01235"}, {0, "0"},
+		// never an exponent (issue 18: "1.524e+04")
+		{15244, "15,244"}, {1.524e4, "15,240"}, {-1234567.8, "-1,234,568"}, {0.00012344, "0.0001234"}, {2965063, "2,965,063"},
 	} {
 		if got := fmtNum(c.v); got != c.want {
 			t.Errorf("fmtNum(%g) = %q, want %q", c.v, got, c.want)
@@ -124,6 +126,14 @@ func TestFormatting(t *testing.T) {
 	}{{14.6315, "+14.6%"}, {-6.02, "-6.0%"}, {0.234, "+0.23%"}} {
 		if got := fmtDelta(c.v); got != c.want {
 			t.Errorf("fmtDelta(%g) = %q, want %q", c.v, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{0.11, "0.11"}, {9.14, "9.1"}, {1234, "1,200"}, {15.6, "16"}} {
+		if got := fmtSpread(c.v); got != c.want {
+			t.Errorf("fmtSpread(%g) = %q, want %q", c.v, got, c.want)
 		}
 	}
 	if got := wrap("aaa bbb ccc ddd", 8, 2); got != "aaa bbb\n  ccc\n  ddd" {

@@ -786,3 +786,41 @@ func PairedRepetitions(percent, sdLog, alpha, power float64, comparisons int) in
 	}
 	return 100000
 }
+
+// TDetectableChange returns the smallest change between two means, in
+// percent of center, that Welch's t-test over n1 and n2 values of noise
+// (standard deviation) detects at level alpha/comparisons with the given
+// power: (t(1-α'/2, df) + t(power, df)) · noise · √(1/n1 + 1/n2), with
+// df = n1+n2-2 (equal variances; Welch's df is at most this). NaN when the
+// noise is unknown, center is 0 or df < 1.
+func TDetectableChange(noise, center float64, n1, n2 int, alpha, power float64, comparisons int) float64 {
+	if math.IsNaN(noise) || center == 0 || n1 < 1 || n2 < 1 || n1+n2 < 3 {
+		return math.NaN()
+	}
+	if comparisons < 1 {
+		comparisons = 1
+	}
+	a := alpha / float64(comparisons)
+	df := float64(n1 + n2 - 2)
+	q := TQuantile(1-a/2, df) + TQuantile(power, df)
+	return q * noise * math.Sqrt(1/float64(n1)+1/float64(n2)) / math.Abs(center) * 100
+}
+
+// TRepetitions returns how many values per side a two-sample t-test needs
+// to detect a change of size effect at noise noise, level
+// alpha/comparisons and the given power: R's power.t.test, with the
+// Bonferroni bound on the first step of Holm. 0 when effect is zero or not
+// a number; at least 2; capped at 100000.
+func TRepetitions(effect, noise, alpha, power float64, comparisons int) int {
+	effect = math.Abs(effect)
+	if !(effect > 0) || math.IsNaN(noise) || math.IsInf(effect, 0) {
+		return 0
+	}
+	if comparisons < 1 {
+		comparisons = 1
+	}
+	if noise <= 0 {
+		return 2
+	}
+	return max(2, repetitionsT(effect, noise, alpha/float64(comparisons), power))
+}

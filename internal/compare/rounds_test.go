@@ -1,0 +1,198 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rigorbench/rigor/internal/machine"
+	"github.com/rigorbench/rigor/internal/results"
+)
+
+// roundRuns builds one side's runs of one invocation: round i runs at
+// center·load[i], its repetitions spread by ±0.2%.
+func roundRuns(exp, inv string, center float64, load []float64) []results.Run {
+	var runs []results.Run
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for i, f := range load {
+		c := center * f
+		runs = append(runs, results.Run{ID: fmt.Sprintf("%s-%d", exp, i), Experiment: exp, Point: exp, Status: "ok",
+			Invocation: inv, Round: i + 1, Start: start.Add(time.Duration(i) * time.Minute),
+			Metrics: []results.Metric{{Name: "tokSOut", Test: "tg64", Unit: "tok/s", Direction: "higher",
+				Samples: []float64{c * 0.998, c, c * 1.002}}}})
+	}
+	return runs
+}
+
+// A busy machine: the load changes from round to round and halves the
+// throughput of both sides alike.
+var busyRounds = []float64{1.0, 0.55, 0.95, 0.6, 1.0}
+
+func TestCompare_pairedRounds(t *testing.T) {
+	a := roundRuns("x/a", "inv1", 100, busyRounds)
+	b := roundRuns("x/b", "inv1", 103, busyRounds)
+	rep, err := Compare(Side{"a", a}, Side{"b", b}, Options{Detect: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := rep.Tables[0].Rows[0]
+	if row.SampleUnit != UnitRuns || row.Test != DecidePairedT || row.Pairs != 5 || row.A.N != 5 || row.A.Reps != 15 {
+		t.Fatalf("row: unit %s test %s pairs %d n %d reps %d; want runs, paired-t-log, 5, 5, 15", row.SampleUnit, row.Test, row.Pairs, row.A.N, row.A.Reps)
+	}
+	// Every round is exactly 3% better: no spread of the ratios at all
+	// but for rounding, so the paired test sees it at once.
+	if row.Verdict != Better || !(row.P < 0.001) || !near(row.SignFlipP, 2.0/32, 1e-12) {
+		t.Errorf("verdict %q p %g sign-flip p %g; want better, p < 0.001, 2/32", row.Verdict, row.P, row.SignFlipP)
+	}
+	// The same runs unpaired: the load swamps the 3%.
+	for i := range b {
+		b[i].Invocation = "inv2"
+	}
+	rep2, err := Compare(Side{"a", a}, Side{"b", b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row2 := rep2.Tables[0].Rows[0]
+	if row2.Test != DecideWelch || row2.Verdict != Inconclusive || !(row2.MDE > 20) {
+		t.Errorf("unpaired: test %s verdict %q MDE %g; want welch-t, ~, above 20%%", row2.Test, row2.Verdict, row2.MDE)
+	}
+	text := renderText(t, rep2)
+	for _, want := range []string{
+		"samples are runs: each run's mean (one engine process) is one sample, tested with Welch's t-test",
+		"tokSOut tg64: with 5 runs per side, changes under ±",
+		"cannot be told from noise here (observed +3.0%)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("unpaired text lacks %q:\n%s", want, text)
+		}
+	}
+	text = renderText(t, rep)
+	for _, want := range []string{
+		"paired rounds: runs of A and B that ran in the same round of one invocation are compared as pairs",
+		"tokSOut tg64: to detect a change of 2.0%: ~2 paired rounds (now 5)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("paired text lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestCompare_pairedNoise: A against A on the busy machine with noise in
+// the ratios: the paired test says "~" and states what it could detect.
+func TestCompare_pairedAvsA(t *testing.T) {
+	a := roundRuns("x/a", "inv1", 100, busyRounds)
+	noise := []float64{1.004, 0.997, 1.001, 0.995, 1.003}
+	b := roundRuns("x/a", "inv1", 100, busyRounds)
+	for i := range b {
+		for j := range b[i].Metrics[0].Samples {
+			b[i].Metrics[0].Samples[j] *= noise[i]
+		}
+	}
+	rep, err := Compare(Side{"a", a}, Side{"b", b}, Options{Detect: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := rep.Tables[0].Rows[0]
+	if row.Test != DecidePairedT || row.Verdict != Inconclusive || math.IsNaN(row.MDE) || row.MDE > 2 || row.DetectN == 0 || row.DetectN > 5 {
+		t.Errorf("A vs A: test %s verdict %q MDE %g detect %d; want paired, ~, an MDE under 2%%, at most 5 rounds for 2%%", row.Test, row.Verdict, row.MDE, row.DetectN)
+	}
+	if text := renderText(t, rep); !strings.Contains(text, "with 5 paired rounds, changes under ±") {
+		t.Errorf("text lacks the paired MDE:\n%s", text)
+	}
+}
+
+func TestCompare_outliersAndWarmup(t *testing.T) {
+	a := roundRuns("x/a", "inv1", 100, []float64{1, 1.001, 0.999, 1.0005, 0.7})
+	b := roundRuns("x/b", "inv2", 100, []float64{1, 1.001, 0.999, 1.0005, 0.9995})
+	// a warm-up: the first repetition of B's first run is slow
+	b[0].Metrics[0].Samples = []float64{60, 100, 100.2, 99.9, 100.1}
+	rep, err := Compare(Side{"a", a}, Side{"b", b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := rep.Tables[0].Rows[0]
+	if len(row.A.Outliers) != 1 || !near(row.A.Outliers[0], 70, 1e-9) || len(row.B.Outliers) != 1 || row.B.WarmupRuns != 1 {
+		t.Errorf("outliers A %v B %v, warm-up runs B %d; want [70], B's first run's mean, 1", row.A.Outliers, row.B.Outliers, row.B.WarmupRuns)
+	}
+	if row.A.N != 5 {
+		t.Errorf("n = %d: outliers must stay in the samples", row.A.N)
+	}
+	text := renderText(t, rep)
+	for _, want := range []string{
+		"tokSOut tg64: a: 1 sample of 5 runs beyond hyperfine's outlier bound (modified z-score over 14.826): 70.00; kept in the test",
+		"tokSOut tg64: b: the first repetition of 1 of 5 runs is a slow outlier, a warm-up effect",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestCompare_machineStates(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	quiet := &machine.State{Cores: 2, OtherCores: f(0.02), Before: &machine.Sample{Load1: 0.3}, Peak: &machine.Sample{Load1: 0.3}}
+	busy := &machine.State{Cores: 2, OtherCores: f(1.7), Before: &machine.Sample{Load1: 4}, Peak: &machine.Sample{Load1: 9.8}}
+	a := roundRuns("x/a", "inv1", 100, []float64{1, 1})
+	b := roundRuns("x/a", "inv2", 100, []float64{0.6, 0.7})
+	for i := range a {
+		a[i].Machine, b[i].Machine = quiet, busy
+	}
+	rep, err := Compare(Side{"a", a}, Side{"b", b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := renderText(t, rep)
+	for _, want := range []string{
+		"b: 2 of 2 runs ran on a busy machine (other processes took 1.7 of 2 cores while the engine ran (load 9.8))",
+		"A and B ran under different machine states: load 0.3 vs 9.8 on 2 cores; other processes took 0.0 vs 1.7 cores while the engine ran",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	// Records without a machine state (imports, older records) say nothing.
+	for i := range b {
+		b[i].Machine = nil
+	}
+	rep, _ = Compare(Side{"a", a}, Side{"b", b}, Options{})
+	for _, w := range rep.Warnings {
+		if w.Kind == WarnMachine {
+			t.Errorf("machine warning without B's state: %v", w)
+		}
+	}
+}
+
+func TestWriteText_color(t *testing.T) {
+	a := roundRuns("x/a", "inv1", 100, busyRounds)
+	b := roundRuns("x/b", "inv1", 103, busyRounds)
+	rep, _ := Compare(Side{"a", a}, Side{"b", b}, Options{})
+	var plain, color strings.Builder
+	WriteTextOptions(&plain, rep, TextOptions{})
+	WriteTextOptions(&color, rep, TextOptions{Color: true})
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Errorf("plain text has escapes:\n%q", plain.String())
+	}
+	if !strings.Contains(color.String(), "\x1b[32mbetter\x1b[0m") {
+		t.Errorf("colour text lacks a green better:\n%q", color.String())
+	}
+	if strings.ReplaceAll(strings.ReplaceAll(color.String(), "\x1b[32m", ""), "\x1b[0m", "") != plain.String() {
+		t.Errorf("colour changed more than the verdict")
+	}
+	rev, _ := Compare(Side{"b", b}, Side{"a", a}, Options{})
+	color.Reset()
+	WriteTextOptions(&color, rev, TextOptions{Color: true})
+	if !strings.Contains(color.String(), "\x1b[31mworse\x1b[0m") {
+		t.Errorf("colour text lacks a red worse:\n%q", color.String())
+	}
+}
+
+func renderText(t *testing.T, rep *Report) string {
+	t.Helper()
+	var b strings.Builder
+	if err := WriteText(&b, rep, 0); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
