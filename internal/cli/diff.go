@@ -27,25 +27,36 @@ type diffCmd struct {
 	FailOnRegression regressionGate `name:"fail-on-regression" placeholder:"PERCENT" help:"Exit with code 3 when a metric got significantly worse by more than PERCENT (default 0: any significant regression); write it --fail-on-regression=5." env:"RIGOR_FAIL_ON_REGRESSION"`
 	Alpha            float64        `default:"0.05" help:"Significance level of the tests."`
 	Center           string         `enum:"mean,median" default:"mean" help:"Summary statistic: mean (t interval) or median (order-statistic interval, as benchstat)."`
-	All              bool           `help:"Pool every recorded run of each point instead of the latest."`
+	All              bool           `help:"Pool every recorded run of each point instead of the latest invocation's."`
 	Incomplete       bool           `help:"Also use the samples of crashed, timed-out and interrupted runs."`
+	Detect           string         `placeholder:"PERCENT" help:"Say how many runs per side would detect a change of PERCENT (e.g. 2%) at the noise observed." env:"RIGOR_DETECT"`
+	Color            string         `enum:"auto,always,never" default:"auto" help:"Colour the verdicts: auto (on a terminal, unless NO_COLOR is set), always or never." env:"RIGOR_COLOR"`
 }
 
 func (diffCmd) Help() string {
 	return `Compares two sides: what differs in their configuration (spec, lock, rig,
-as "path: old → new") and, per metric and point, n, the mean with a 95%
-interval, the change in percent, the Mann-Whitney U p-value (Holm-corrected
-across the points of a sweep, with Welch's t-test beside it) and a verdict:
-better, worse, or ~ (inconclusive, which is not evidence of no change). It
-says when the samples are too few to reach significance and how many
-repetitions would be needed, and warns when the sides differ in something
-not meant to vary (--strict makes that an error).
+as "path: old → new") and, per metric and point, n, the mean ± the 95%
+confidence interval of the mean, the change in percent, the p-value
+(Holm-corrected across the points of a sweep) and a verdict: better, worse,
+or ~ (inconclusive, which is not evidence of no change).
 
-A side is an experiment id (its latest ok run, for a sweep the latest of
-each point; --all pools every run), a point id, a run id, a record file, or
-any of these followed by @REV for the results as committed at a git
-revision, read without a checkout. Sweeps are matched point by point by
-their swept values; points on one side only are listed.
+The samples are runs (the mean of each engine process) when both sides have
+at least two runs of a point, tested with Welch's t-test, or as pairs with a
+paired t-test of the log ratios when the runs ran in the same rounds of one
+invocation (rigor run --rounds); otherwise the repetitions inside the runs,
+tested with the Mann-Whitney U test. The report says which and why. For an
+inconclusive result it says the smallest change the samples could have
+detected ("with 5 runs per side, changes under ±9% cannot be told from noise
+here"); --detect 2% says how many runs would detect a change of 2%. It warns
+about outliers (kept), slow first repetitions, runs on a busy machine and
+sides that ran under different machine states, and about sides that differ
+in something not meant to vary (--strict makes that an error).
+
+A side is an experiment id (its latest ok run with the other rounds of its
+invocation, for a sweep per point; --all pools every run), a point id, a run
+id, a record file, or any of these followed by @REV for the results as
+committed at a git revision, read without a checkout. Sweeps are matched
+point by point by their swept values; points on one side only are listed.
 
 Exit codes: 0 compared, 1 error (or --strict found incomparable sides),
 3 --fail-on-regression found a regression beyond the threshold.
@@ -209,18 +220,47 @@ func (e *env) relErr(err error) error {
 	return err
 }
 
-// sideRuns turns a selection into a side: the latest run of each point
-// unless all is set.
+// sideRuns turns a selection into a side: the latest run of each point,
+// with the other rounds of its invocation, unless all is set.
 func sideRuns(sel *results.Selection, all bool) compare.Side {
 	runs := sel.Runs
 	if !all && (sel.Kind == results.RefExperiment || sel.Kind == results.RefPoint) {
-		runs = results.LatestPerPoint(runs)
+		runs = results.LatestInvocationPerPoint(runs)
 	}
 	side := compare.Side{Label: sel.Ref, Runs: make([]results.Run, len(runs))}
 	for i, r := range runs {
 		side.Runs[i] = *r
 	}
 	return side
+}
+
+// parseDetect reads --detect: a change in percent, "2%" or "2".
+func parseDetect(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	p, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
+	if err != nil || !(p > 0) || math.IsInf(p, 0) {
+		return 0, withHint(fmt.Errorf("--detect %q: want a change in percent above 0", s), "write it --detect 2% (or --detect 2)")
+	}
+	return p, nil
+}
+
+// useColor decides whether to colour: always, never, or on a terminal
+// when NO_COLOR is unset or empty (no-color.org).
+func useColor(mode string, w io.Writer) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // textWidth is the width text output wraps at: the terminal's, else 100.
@@ -251,7 +291,11 @@ func (c *diffCmd) Run(e *env) error {
 	if !(c.Alpha > 0 && c.Alpha < 1) {
 		return fmt.Errorf("--alpha %g: want a level between 0 and 1, e.g. 0.05", c.Alpha)
 	}
-	opts := compare.Options{Alpha: c.Alpha, Center: compare.Center(c.Center), Strict: c.Strict, IncludeIncomplete: c.Incomplete}
+	detect, err := parseDetect(c.Detect)
+	if err != nil {
+		return err
+	}
+	opts := compare.Options{Alpha: c.Alpha, Center: compare.Center(c.Center), Strict: c.Strict, IncludeIncomplete: c.Incomplete, Detect: detect}
 	rep, cerr := compare.Compare(sideRuns(a, c.All), sideRuns(b, c.All), opts)
 	if rep == nil {
 		return cerr
@@ -261,14 +305,17 @@ func (c *diffCmd) Run(e *env) error {
 		err = compare.WriteMarkdown(e.stdout, rep)
 	case "csv":
 		err = compare.WriteCSV(e.stdout, rep)
-		// CSV holds the tables only: the warnings go to stderr.
+		// CSV holds the tables only: the notes and warnings go to stderr.
+		for _, n := range rep.Notes {
+			fmt.Fprintf(e.stderr, "rigor: note: %s\n", n)
+		}
 		for _, w := range rep.Warnings {
 			fmt.Fprintf(e.stderr, "rigor: warning: %v\n", w)
 		}
 	case "json":
 		err = compare.WriteJSON(e.stdout, rep)
 	default:
-		err = compare.WriteText(e.stdout, rep, textWidth(e.stdout))
+		err = compare.WriteTextOptions(e.stdout, rep, compare.TextOptions{Width: textWidth(e.stdout), Color: useColor(c.Color, e.stdout)})
 	}
 	if err != nil {
 		return err

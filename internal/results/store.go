@@ -441,6 +441,32 @@ func (s *Store) Find(id string) (string, error) {
 	return "", fmt.Errorf("run id %s is recorded more than once: %s", id, strings.Join(found, ", "))
 }
 
+// LatestInvocationPerPoint is [LatestPerPoint] widened to the rounds of
+// one invocation: for each point it keeps the run LatestPerPoint picks and
+// every other run of that point recorded by the same invocation (the other
+// rounds of `rigor run --rounds`). Runs without an invocation stand alone.
+// The result is in start order.
+func LatestInvocationPerPoint(runs []*Run) []*Run {
+	latest := LatestPerPoint(runs)
+	keep := map[*Run]bool{}
+	inv := map[string]string{} // point → invocation of its latest run
+	for _, r := range latest {
+		keep[r] = true
+		if r.Invocation != "" {
+			inv[normPoint(r.Point)] = r.Invocation
+		}
+	}
+	out := latest
+	for _, r := range runs {
+		if !keep[r] && r.Invocation != "" && inv[normPoint(r.Point)] == r.Invocation {
+			keep[r] = true
+			out = append(out, r)
+		}
+	}
+	SortRuns(out)
+	return out
+}
+
 // LatestPerPoint keeps the latest run of each point, preferring the
 // latest run whose status is ok: a diff against the latest failed run has
 // nothing to compare. A point whose runs all failed keeps its latest run,

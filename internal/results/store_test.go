@@ -298,6 +298,29 @@ func TestLatestPerPoint(t *testing.T) {
 	}
 }
 
+func TestLatestInvocationPerPoint(t *testing.T) {
+	mk := func(id, point, inv string, round, minute int) *Run {
+		r := testRun(id, "m/s", t0.Add(time.Duration(minute)*time.Minute), 1)
+		r.Point, r.Status, r.Invocation, r.Round = point, StatusOK, inv, round
+		return r
+	}
+	runs := []*Run{
+		mk("old", "m/s[ub=16]", "", 0, 0),
+		mk("i1r1", "m/s[ub=16]", "inv1", 1, 10),
+		mk("i1r2", "m/s[ub=16]", "inv1", 2, 12),
+		mk("i1r3", "m/s[ub=16]", "inv1", 3, 14),
+		mk("i0", "m/s[ub=32]", "inv0", 1, 1),
+		mk("b1", "m/s[ub=32]", "", 0, 5), // latest of its point, no invocation: alone
+	}
+	var got []string
+	for _, r := range LatestInvocationPerPoint(runs) {
+		got = append(got, r.ID)
+	}
+	if want := []string{"b1", "i1r1", "i1r2", "i1r3"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("LatestInvocationPerPoint = %v, want %v (every round of the latest invocation; a run without one alone)", got, want)
+	}
+}
+
 func TestParseRef(t *testing.T) {
 	for _, c := range []struct {
 		ref, id string
