@@ -26,7 +26,7 @@ const indexDir = ".index"
 
 // indexVersion changes whenever the segment format or the summary does:
 // a segment of another version is rebuilt.
-const indexVersion = 1
+const indexVersion = 2
 
 // racyWindow is how recent a file's modification may be for its entry
 // to be kept: a file changed again within the file system's timestamp
@@ -331,15 +331,29 @@ func (s *Store) pruneIndex(dirs []string) {
 }
 
 // Latest loads the latest run of each point the filter selects (see
-// [LatestPerPoint]), choosing them by the index and reading only those
-// records: what diff compares by default and what a new run is compared
-// with.
+// [LatestPerPoint]) with the other rounds of its invocation
+// ([LatestInvocationPerPoint]), choosing them by the index and reading
+// only those records: what diff compares by default and what a new run is
+// compared with.
 func (s *Store) Latest(f Filter) ([]*Run, []error, error) {
 	sums, warnings, err := s.Summaries(f)
 	if err != nil {
 		return nil, nil, err
 	}
 	pick := latestSummaries(sums)
+	inv := map[string]string{}
+	chosen := map[*Summary]bool{}
+	for _, x := range pick {
+		chosen[x] = true
+		if x.Invocation != "" {
+			inv[normPoint(x.Point)] = x.Invocation
+		}
+	}
+	for _, x := range sums {
+		if !chosen[x] && x.Invocation != "" && inv[normPoint(x.Point)] == x.Invocation {
+			pick = append(pick, x)
+		}
+	}
 	paths := make([]string, len(pick))
 	for i, x := range pick {
 		paths[i] = x.Path

@@ -64,7 +64,8 @@ func (s *Store) Resolve(ctx context.Context, ref string) (*Selection, error) {
 }
 
 // ResolveLatest is [Store.Resolve] keeping only the latest run of each
-// point of an experiment or a point ([LatestPerPoint]). In the working
+// point of an experiment or a point, with the other rounds of its
+// invocation ([LatestInvocationPerPoint]). In the working
 // tree the runs are chosen by the index ([Store.Latest]) and only those
 // records are read.
 func (s *Store) ResolveLatest(ctx context.Context, ref string) (*Selection, error) {
@@ -131,7 +132,7 @@ func (s *Store) resolve(ctx context.Context, ref string, latest bool) (*Selectio
 			runs, warnings, err = s.LoadAt(ctx, rev, exp)
 			runs = filterRuns(runs, f)
 			if latest {
-				runs = LatestPerPoint(runs)
+				runs = LatestInvocationPerPoint(runs)
 			}
 		}
 		if err != nil {

@@ -27,6 +27,9 @@ type Summary struct {
 	Import     *ImportKey `json:"import,omitempty"`
 	SpecDigest string     `json:"specDigest,omitempty"`
 	LockDigest string     `json:"lockDigest,omitempty"`
+	// Invocation is the record's invocation id ([Run.Invocation]): the
+	// rounds of one invocation are compared together.
+	Invocation string `json:"invocation,omitempty"`
 
 	// Path is the record file; set when listed, never stored.
 	Path string `json:"-"`
@@ -71,7 +74,7 @@ func (m MetricSummary) Key() string {
 func Summarize(r *Run) *Summary {
 	s := &Summary{ID: r.ID, Experiment: r.Experiment, Point: r.Point, Start: r.Start, Status: r.Status, Error: r.Error,
 		Engine:     EngineRef{Commit: r.Engine.Commit, Ref: r.Engine.Ref, Version: r.Engine.Version},
-		SpecDigest: r.SpecDigest, LockDigest: r.LockDigest}
+		SpecDigest: r.SpecDigest, LockDigest: r.LockDigest, Invocation: r.Invocation}
 	if s.Point == "" {
 		s.Point = r.Experiment
 	}
