@@ -99,7 +99,7 @@ func (c *runCmd) Run(e *env) error {
 	// comparison printed at the end.
 	previous, _, _ := store.List(results.Filter{Experiment: x.ID})
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
 	detected, err := rig.Detect(ctx, rig.DetectOptions{Cache: cache})

@@ -85,6 +85,8 @@ type proc struct {
 	err    error
 	stdout *os.File
 	stderr *os.File
+	// guard kills the process group if rigor dies without stopping it.
+	guard *guard
 }
 
 // Execute runs the plan. It returns an error only when nothing could be
@@ -256,13 +258,16 @@ func start(pp engine.Process, opts Options) (*proc, error) {
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.Stdin = nil
+	// Pdeathsig kills the process when rigor dies, even by SIGKILL or the
+	// OOM killer; the guard then kills whatever it spawned.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		stdout.Close()
 		stderr.Close()
 		return nil, fmt.Errorf("starting %s: %w", pp.Name, err)
 	}
 	p := &proc{p: pp, cmd: cmd, done: make(chan struct{}), stdout: stdout, stderr: stderr}
+	p.guard = newGuard(cmd.Process.Pid)
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -339,6 +344,7 @@ func stop(p *proc, grace time.Duration) {
 	if p == nil || p.cmd.Process == nil {
 		return
 	}
+	defer p.guard.release()
 	pgid := p.cmd.Process.Pid
 	select {
 	case <-p.done:
