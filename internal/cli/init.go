@@ -1,16 +1,20 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 
+	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/schema"
 )
 
@@ -22,8 +26,9 @@ type initCmd struct {
 func (initCmd) Help() string {
 	return `Creates cue.mod/ with the rigor schema, experiments/example/ with one
 experiment that runs anywhere (node-llama-cpp on a synthetic model), a
-.gitignore, and a git repository unless the directory is inside one already.
-The new module passes 'rigor vet' and the stock 'cue vet -c ./...'.
+.gitignore, and a git repository unless the directory is inside one already
+(the new files are its first commit, so records never precede the
+experiments they measure). The new module passes 'rigor vet' and the stock 'cue vet -c ./...'.
 
 Examples:
   rigor init my-benchmarks
@@ -125,7 +130,20 @@ func (c *initCmd) Run(e *env) error {
 		if _, err := git.PlainInit(dir, false); err != nil {
 			return fmt.Errorf("creating a git repository in %s: %w", dir, err)
 		}
-		gitMsg = " and a git repository"
+		// The module is the first commit, so that records never precede
+		// the experiments they measure (a run's commit needs a parent).
+		paths := make([]string, 0, len(files))
+		for name := range files {
+			paths = append(paths, filepath.Join(dir, filepath.FromSlash(name)))
+		}
+		sort.Strings(paths)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := results.Open(dir).Commit(ctx, paths, fmt.Sprintf("rigor init: module %s", mod))
+		cancel()
+		if err != nil {
+			return withHint(fmt.Errorf("committing the new module: %w", err), "the files are written; commit them yourself with git")
+		}
+		gitMsg = " and a git repository with it as the first commit"
 	}
 	fmt.Fprintf(e.stderr, "rigor: created module %s in %s%s\n", mod, c.Dir, gitMsg)
 	fmt.Fprintf(e.stderr, "rigor: next: cd %s && rigor vet && rigor show example/smoke\n", c.Dir)

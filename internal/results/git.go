@@ -790,3 +790,19 @@ func blobRun(g *repo, h plumbing.Hash, name string) (*Run, error) {
 	}
 	return r, nil
 }
+
+// HeadDetached reports whether the store's repository has a detached HEAD:
+// a commit made there belongs to no branch, and the next checkout orphans
+// it. Callers warn before or after committing ('git switch -c NAME' keeps
+// the commits). A store outside a repository wraps [ErrNotRepository].
+func (s *Store) HeadDetached() (bool, error) {
+	g, err := s.openRepo()
+	if err != nil {
+		return false, err
+	}
+	branch, _, err := g.head()
+	if err != nil {
+		return false, err
+	}
+	return branch == "", nil
+}
