@@ -18,6 +18,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/rigorbench/rigor/internal/redact"
 )
 
 // ResultsBranchPrefix is the prefix of the branches jobs push records to
@@ -56,8 +58,10 @@ type GitError struct {
 	Err  error
 }
 
+// Error is git's first lines with any credentials in URLs redacted: the
+// message can end up in a record's error.
 func (e *GitError) Error() string {
-	return fmt.Sprintf("git %s: %s", e.Args[0], firstLines(e.Msg, 3))
+	return redact.String(fmt.Sprintf("git %s: %s", e.Args[0], firstLines(e.Msg, 3)))
 }
 func (e *GitError) Unwrap() error { return e.Err }
 

@@ -118,3 +118,22 @@ func TestSync_conflict(t *testing.T) {
 		t.Errorf("publishing an existing path: got %v", err)
 	}
 }
+
+// A remote URL with credentials never reaches an error (which a job puts
+// in a record).
+func TestPublish_redactsRemote(t *testing.T) {
+	_, _, clones, base := remoteAndClones(t, 1)
+	rec := "results/x/one/20260101T000000Z-0001.json"
+	writeFile(t, filepath.Join(clones[0], rec), "{}\n")
+	_, err := Publish(context.Background(), clones[0], PublishOptions{
+		Remote: "http://bob:hunter2secret@127.0.0.1:1/r.git", Branch: "rigor/results/b1", Base: base,
+		Paths: []string{rec}, Message: "job", Attempts: 1,
+	})
+	if err == nil {
+		t.Fatal("got no error pushing to a closed port")
+	}
+	t.Logf("error: %v", err)
+	if strings.Contains(err.Error(), "hunter2secret") {
+		t.Errorf("the error holds the password: %v", err)
+	}
+}
