@@ -846,3 +846,11 @@ func WriteJSON(w io.Writer, r *Report) error {
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
 }
+
+// ComparePointValues orders two points by their swept values: numbers by
+// value, then strings, as diff and log list them.
+func ComparePointValues(a, b map[string]any) int {
+	_, sa := sweptKey(a)
+	_, sb := sweptKey(b)
+	return comparePoints(&point{swept: sa}, &point{swept: sb})
+}

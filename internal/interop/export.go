@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/redact"
 	"github.com/rigorbench/rigor/internal/results"
@@ -483,24 +485,44 @@ func median(xs []float64) float64 {
 
 // tableRow is one metric of one run.
 type tableRow struct {
-	Experiment string    `json:"experiment"`
-	Point      string    `json:"point"`
-	Run        string    `json:"run"`
-	Start      string    `json:"start"`
-	Status     string    `json:"status"`
-	Metric     string    `json:"metric,omitempty"`
-	Test       string    `json:"test,omitempty"`
-	Unit       string    `json:"unit,omitempty"`
-	Direction  string    `json:"direction,omitempty"`
-	Value      *float64  `json:"value,omitempty"`
-	Stddev     *float64  `json:"stddev,omitempty"`
-	N          int       `json:"n"`
-	Samples    []float64 `json:"samples,omitempty"`
-	Derived    string    `json:"derived,omitempty"`
-	Error      string    `json:"error,omitempty"`
+	Experiment string   `json:"experiment"`
+	Point      string   `json:"point"`
+	Run        string   `json:"run"`
+	Start      string   `json:"start"`
+	Status     string   `json:"status"`
+	Metric     string   `json:"metric,omitempty"`
+	Test       string   `json:"test,omitempty"`
+	Unit       string   `json:"unit,omitempty"`
+	Direction  string   `json:"direction,omitempty"`
+	Value      *float64 `json:"value,omitempty"`
+	Stddev     *float64 `json:"stddev,omitempty"`
+	// CILow and CIHigh bound the Student-t 95% interval of the mean of
+	// the samples; Min and Max are their spread. Absent with fewer than
+	// two samples.
+	CILow   *float64  `json:"ci95Low,omitempty"`
+	CIHigh  *float64  `json:"ci95High,omitempty"`
+	Min     *float64  `json:"min,omitempty"`
+	Max     *float64  `json:"max,omitempty"`
+	N       int       `json:"n"`
+	Samples []float64 `json:"samples,omitempty"`
+	Derived string    `json:"derived,omitempty"`
+	Error   string    `json:"error,omitempty"`
 }
 
+// tableRows lists every metric of every run, experiments in order, each
+// experiment's sweep points in the order of their values (not of their
+// run ids), a point's runs by start.
 func tableRows(recs []Record) []tableRow {
+	recs = slices.Clone(recs)
+	slices.SortStableFunc(recs, func(a, b Record) int {
+		if c := strings.Compare(a.Run.Experiment, b.Run.Experiment); c != 0 {
+			return c
+		}
+		if c := compare.ComparePointValues(a.Run.Swept, b.Run.Swept); c != 0 {
+			return c
+		}
+		return a.Run.Start.Compare(b.Run.Start)
+	})
 	var rows []tableRow
 	for _, rec := range recs {
 		r := rec.Run
@@ -518,6 +540,11 @@ func tableRows(recs []Record) []tableRow {
 			}
 			t.N = len(m.Samples)
 			t.Samples = m.Samples
+			if len(m.Samples) > 1 {
+				ci := compare.MeanCI(m.Samples, 0.95)
+				t.CILow, t.CIHigh = fptr(ci.Low), fptr(ci.High)
+				t.Min, t.Max = fptr(slices.Min(m.Samples)), fptr(slices.Max(m.Samples))
+			}
 			t.Derived = m.Derived
 			rows = append(rows, t)
 		}
@@ -543,27 +570,38 @@ func table(format string, recs []Record) ([]byte, error) {
 		return marshal(rows)
 	case ExportCSV:
 		w := csv.NewWriter(&b)
-		w.Write([]string{"experiment", "point", "run", "start", "status", "metric", "test", "unit", "direction", "value", "stddev", "n", "samples", "derived", "error"})
+		w.Write([]string{"experiment", "point", "run", "start", "status", "metric", "test", "unit", "direction", "value", "stddev", "ci95_low", "ci95_high", "min", "max", "n", "samples", "derived", "error"})
 		for _, t := range rows {
 			var ss []string
 			for _, s := range t.Samples {
 				ss = append(ss, strconv.FormatFloat(s, 'g', -1, 64))
 			}
 			w.Write([]string{t.Experiment, t.Point, t.Run, t.Start, t.Status, t.Metric, t.Test, t.Unit, t.Direction,
-				fmtNum(t.Value), fmtNum(t.Stddev), strconv.Itoa(t.N), strings.Join(ss, " "), t.Derived, t.Error})
+				fmtNum(t.Value), fmtNum(t.Stddev), fmtNum(t.CILow), fmtNum(t.CIHigh), fmtNum(t.Min), fmtNum(t.Max),
+				strconv.Itoa(t.N), strings.Join(ss, " "), t.Derived, t.Error})
 		}
 		w.Flush()
 		return b.Bytes(), w.Error()
 	case ExportMarkdown:
-		b.WriteString("| point | run | status | metric | test | value | stddev | n | unit |\n")
-		b.WriteString("| --- | --- | --- | --- | --- | ---: | ---: | ---: | --- |\n")
+		// For people: the value with the 95% interval of the mean (± in
+		// percent of it) and the spread apart, no exponents.
+		b.WriteString("| point | run | status | metric | test | value | ± 95% CI | min–max | n | unit |\n")
+		b.WriteString("| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- |\n")
 		for _, t := range rows {
 			status := t.Status
 			if t.Error != "" {
 				status += ": " + t.Error
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", mdEscape(t.Point), t.Run, mdEscape(status),
-				t.Metric, mdEscape(t.Test), fmtNum(t.Value), fmtNum(t.Stddev), t.N, t.Unit)
+			value, ci, span := "", "", ""
+			if t.Value != nil {
+				value = compare.FormatNum(*t.Value)
+			}
+			if t.CILow != nil {
+				ci = compare.FormatCI(compare.Summary{N: t.N, Center: compare.Mean(t.Samples), Low: *t.CILow, High: *t.CIHigh, Confidence: 0.95}, 0.95)
+				span = compare.FormatNum(*t.Min) + "–" + compare.FormatNum(*t.Max)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", mdEscape(t.Point), t.Run, mdEscape(status),
+				t.Metric, mdEscape(t.Test), value, ci, span, t.N, t.Unit)
 		}
 		return b.Bytes(), nil
 	}
