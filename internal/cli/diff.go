@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rigorbench/rigor/internal/compare"
+	reportsite "github.com/rigorbench/rigor/internal/report"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -22,7 +23,8 @@ import (
 type diffCmd struct {
 	A      string `arg:"" name:"a" help:"The baseline: an experiment, point or run id, a record file, each optionally @REV."`
 	B      string `arg:"" name:"b" help:"What to compare against it, in the same forms."`
-	Format string `enum:"text,markdown,csv,json" default:"text" help:"Output format: text, markdown, csv or json."`
+	Format string `enum:"text,markdown,csv,json,html" default:"text" help:"Output format: text, markdown, csv, json or html (one self-contained page with plots)."`
+	Plot   string `placeholder:"FILE" help:"Also draw each metric's samples, side by side, into FILE (.svg or .png)."`
 	Strict bool   `help:"Fail when the sides differ in something not meant to vary (CPU, GPU, driver, backend, engine build and binaries, model file type and hashes, quantization, quality trade-offs)." env:"RIGOR_STRICT"`
 	// FailOnRegression is --fail-on-regression[=PERCENT].
 	FailOnRegression regressionGate `name:"fail-on-regression" placeholder:"PERCENT" help:"Exit with code 3 when a metric got significantly worse by more than PERCENT (default 0: any significant regression); write it --fail-on-regression=5." env:"RIGOR_FAIL_ON_REGRESSION"`
@@ -59,6 +61,11 @@ id, a record file, or any of these followed by @REV for the results as
 committed at a git revision, read without a checkout. Sweeps are matched
 point by point by their swept values; points on one side only are listed.
 
+--format html writes one self-contained page (no script, nothing fetched):
+the configuration diff beside the metric tables and a strip plot of both
+sides' samples per metric. --plot FILE draws those strip plots into an SVG
+or PNG file to paste into a pull request.
+
 Exit codes: 0 compared, 1 error (or --strict found incomparable sides),
 3 --fail-on-regression found a regression beyond the threshold.
 
@@ -66,7 +73,9 @@ Examples:
   rigor diff minimax-m27-b70/baseline minimax-m27-b70/kvoffload
   rigor diff minimax-m27-b70/ubSweep@HEAD~5 minimax-m27-b70/ubSweep --format markdown
   rigor diff results/x/a/20260508T032753Z-3f9a.json 20260509T101500Z-77c1 --format json
-  rigor diff bench/base@main bench/base --fail-on-regression=5`
+  rigor diff bench/base@main bench/base --fail-on-regression=5
+  rigor diff minimax-m27-b70/baseline minimax-m27-b70/kvoffload --format html > diff.html
+  rigor diff minimax-m27-b70/ubSweep@HEAD~5 minimax-m27-b70/ubSweep --plot ub.svg`
 }
 
 // regressionGate is the value of --fail-on-regression[=PERCENT]: a bool
@@ -275,6 +284,11 @@ func textWidth(w io.Writer) int {
 }
 
 func (c *diffCmd) Run(e *env) error {
+	if c.Plot != "" {
+		if err := checkPlotPath(c.Plot); err != nil {
+			return err
+		}
+	}
 	store, err := e.openStore(c.A, c.B)
 	if err != nil {
 		return err
@@ -315,11 +329,22 @@ func (c *diffCmd) Run(e *env) error {
 		}
 	case "json":
 		err = compare.WriteJSON(e.stdout, rep)
+	case "html":
+		err = reportsite.DiffPage(e.stdout, rep, reportsite.DiffOptions{Version: Version})
 	default:
 		err = compare.WriteTextOptions(e.stdout, rep, compare.TextOptions{Width: textWidth(e.stdout), Color: useColor(c.Color, e.stdout)})
 	}
 	if err != nil {
 		return err
+	}
+	if c.Plot != "" {
+		f := reportsite.DiffFigure(rep)
+		if f == nil {
+			return withHint(fmt.Errorf("--plot %s: no metric has a sample on either side", c.Plot), "'rigor results' shows what the runs recorded")
+		}
+		if err := writePlot(e, c.Plot, f); err != nil {
+			return err
+		}
 	}
 	if cerr != nil {
 		if errors.Is(cerr, compare.ErrIncomparable) {

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,4 +114,50 @@ func noRecordedMatch(missing []string, runs []*results.Run) error {
 	}
 	hints = append(hints, "'rigor results' lists the recorded runs; patterns are experiment ids, directories or globs such as 'qwen/*'")
 	return withHint(err, hints...)
+}
+
+// checkPlotPath checks a --plot file name before any work is done.
+func checkPlotPath(path string) error {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svg", ".png":
+		return nil
+	}
+	return withHint(fmt.Errorf("--plot %s: want a file name ending in .svg or .png", path),
+		"SVG scales in a browser and a pull request; PNG pastes anywhere")
+}
+
+// writePlot writes a figure to path as SVG or PNG, by its extension,
+// atomically: a reader never finds half a picture.
+func writePlot(e *env, path string, f *reportsite.Figure) error {
+	var buf bytes.Buffer
+	var err error
+	if strings.EqualFold(filepath.Ext(path), ".png") {
+		err = f.WritePNG(&buf)
+	} else {
+		err = f.WriteSVG(&buf)
+	}
+	if err != nil {
+		return fmt.Errorf("drawing %s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	fmt.Fprintf(e.stderr, "rigor: plot written to %s\n", path)
+	return nil
 }

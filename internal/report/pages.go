@@ -318,6 +318,8 @@ func HistoryFigure(h *compare.History, runs []results.Run) *Figure {
 	var descs []string
 	for _, k := range metrics {
 		f := historyFigure(h, byID, k)
+		// A file stands alone: its titles name the experiment.
+		f.Plots[0].Title.Text = f.Title
 		out.Plots = append(out.Plots, f.Plots...)
 		descs = append(descs, f.Desc)
 	}
