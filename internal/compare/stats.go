@@ -778,7 +778,13 @@ func PairedRepetitions(percent, sdLog, alpha, power float64, comparisons int) in
 	if sdLog <= 0 {
 		return 2
 	}
-	for n := 2; n < 100000; n++ {
+	// t quantiles exceed normal ones, so the normal-theory n is a lower
+	// bound to start the search from.
+	z := (normalQuantile(1-a/2) + normalQuantile(power)) * sdLog / target
+	if z*z >= 100000 {
+		return 100000
+	}
+	for n := max(2, int(z*z)); n < 100000; n++ {
 		df := float64(n - 1)
 		if (TQuantile(1-a/2, df)+TQuantile(power, df))*sdLog/math.Sqrt(float64(n)) <= target {
 			return n
