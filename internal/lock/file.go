@@ -228,7 +228,13 @@ func (e *ParseError) Hint() string {
 
 // Read reads and validates the lockfile of package pkg. A missing file is
 // an error wrapping fs.ErrNotExist; a broken one is a *[ParseError].
+//
+// A lockfile whose real path leaves the module (a symlink out of it) is a
+// *[spec.EscapeError]: it is neither read nor written.
 func Read(root, pkg string) (*File, error) {
+	if _, err := spec.Confine(root, relPath(pkg)); err != nil {
+		return nil, fmt.Errorf("reading lockfile: %w", err)
+	}
 	b, err := os.ReadFile(Path(root, pkg))
 	if err != nil {
 		return nil, fmt.Errorf("reading lockfile %s: %w", relPath(pkg), err)
@@ -395,6 +401,9 @@ func Write(root, pkg string, f *File) error {
 	b, err := Encode(f)
 	if err != nil {
 		return fmt.Errorf("encoding lockfile %s: %w", relPath(pkg), err)
+	}
+	if _, err := spec.Confine(root, relPath(pkg)); err != nil {
+		return fmt.Errorf("writing lockfile: %w", err)
 	}
 	name := Path(root, pkg)
 	if old, err := os.ReadFile(name); err == nil && bytes.Equal(old, b) {

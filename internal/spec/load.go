@@ -326,6 +326,17 @@ func (s *Set) FlagTable(family, section string) *FlagTable {
 }
 
 func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *collector) {
+	if s.checkFiles(pkg, inst, col) {
+		// A file of the package leaves the module: none of its
+		// experiments may be locked or run.
+		defer func() {
+			for _, e := range s.Experiments {
+				if e.Package == pkg {
+					e.Broken = true
+				}
+			}
+		}()
+	}
 	if inst.Err != nil {
 		col.addCUE(pkg, "", inst.Err, s, nil, token.NoPos)
 		return
@@ -401,6 +412,46 @@ func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *
 		s.Experiments = append(s.Experiments, e)
 	}
 	s.checkDuplicates(col)
+}
+
+// checkFiles reports the files of a package that CUE would skip or that
+// leave the module: a .cue file without a package clause beside packaged
+// files (its experiments would silently vanish), and a file whose real
+// path is outside the module. It reports whether a file leaves the
+// module.
+func (s *Set) checkFiles(pkg string, inst *build.Instance, col *collector) (escapes bool) {
+	dir := path.Join(ExperimentsDir, pkg)
+	for _, f := range inst.IgnoredFiles {
+		if f.ExcludeReason == nil || !strings.Contains(f.ExcludeReason.Error(), "no package name") {
+			continue
+		}
+		col.add(&Problem{Package: pkg, Msg: fmt.Sprintf("this file has no package clause, so its experiments are not part of package %s", inst.PkgName),
+			Pos:   []token.Pos{filePos(f.Filename)},
+			Hints: []string{fmt.Sprintf("start the file with 'package %s', as the other files of %s/ do", inst.PkgName, dir)}})
+	}
+	files := append([]*build.File(nil), inst.BuildFiles...)
+	files = append(files, inst.IgnoredFiles...)
+	for _, f := range files {
+		rel, err := filepath.Rel(s.Root, f.Filename)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		if _, err := Confine(s.Root, filepath.ToSlash(rel)); err != nil {
+			var esc *EscapeError
+			if errors.As(err, &esc) {
+				col.add(&Problem{Package: pkg, Msg: fmt.Sprintf("experiment file leaves the module: %s is a symlink to %s", esc.Link, esc.Target),
+					Pos:   []token.Pos{filePos(f.Filename)},
+					Hints: []string{"experiments are part of the module: copy the file in instead of linking to it, so every clone sees the same experiments"}})
+				escapes = true
+			}
+		}
+	}
+	return escapes
+}
+
+// filePos is the position of the start of a file.
+func filePos(filename string) token.Pos {
+	return token.NewFile(filename, -1, 1).Pos(0, token.NoRelPos)
 }
 
 func (s *Set) checkDuplicates(col *collector) {
@@ -481,7 +532,14 @@ func (s *Set) check(e *Experiment, col *collector) {
 				"patches are part of the experiment: copy the file into the module (e.g. patches/) and give its path relative to the module root, so the lock and every clone see the same bytes")
 			continue
 		}
-		fi, err := os.Stat(filepath.Join(s.Root, filepath.FromSlash(p)))
+		real, err := Confine(s.Root, p)
+		var esc *EscapeError
+		if errors.As(err, &esc) {
+			bad(ppath, fmt.Sprintf("patch %q leaves the module: %s is a symlink to %s", p, esc.Link, esc.Target),
+				"patches are part of the experiment: copy the file into the module (e.g. patches/) instead of linking to it, so the lock and every clone see the same bytes")
+			continue
+		}
+		fi, err := os.Stat(real)
 		if err != nil || fi.IsDir() {
 			bad(ppath, fmt.Sprintf("patch %q does not exist", p),
 				"patch paths are relative to the module root, the directory that holds cue.mod/")
