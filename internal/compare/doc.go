@@ -12,8 +12,12 @@
 //  2. Runs whose status is not ok are left out (counted in a warning);
 //     Options.IncludeIncomplete keeps the samples of crashed, timed-out
 //     and interrupted runs. Failed runs never count.
-//  3. Within a point, every raw sample of a metric key (Metric.Key: name
-//     plus test, "tokSOut tg64") is pooled across runs. A metric recorded
+//  3. Within a point, the samples of a metric key (Metric.Key: name plus
+//     test, "tokSOut tg64") are, when both sides have at least two runs of
+//     the point, the runs' means (one per engine process: Row.SampleUnit
+//     UnitRuns); otherwise every repetition pooled across the runs
+//     (UnitRepetitions). Runs of A and B recorded in the same round of one
+//     invocation (Run.Invocation, Run.Round) pair up. A metric recorded
 //     without samples counts its value as one sample.
 //  4. Points are matched by their swept values; points of one side only are
 //     listed (Report.OnlyA, OnlyB). Two sides of one point each are matched
@@ -24,9 +28,11 @@
 //     points only names them.
 //  6. Comparability guard (see below).
 //  7. One [Table] per metric, one [Row] per matched point: each side's
-//     [Summary], the delta of the centers, the tests, the Holm correction,
-//     the verdict, the repetition estimate; a geomean row when the table
-//     has two rows or more.
+//     [Summary] (with its outliers and warm-up runs), the delta of the
+//     centers, the tests, the Holm correction, the verdict, the minimum
+//     detectable change at the current n; a geomean row when the table has
+//     two rows or more. Report.Notes say which samples the tests used and
+//     why; machine-state warnings compare the busiest run of each side.
 //
 // # The statistics, and why
 //
@@ -46,7 +52,16 @@
 //     order-statistic interval [x(k), x(n+1-k)] whose binomial coverage
 //     reaches 95%. That needs n ≥ 6; below, the achievable coverage is
 //     kept in Summary.Confidence and the renderers show "± ∞".
-//   - Test: the two-sided Mann–Whitney U test decides. It assumes no shape
+//   - Samples: runs when both sides have two or more (see step 3): the
+//     repetitions inside one process share the machine's state of that
+//     minute and understate the noise between runs (issue 18). On runs,
+//     Welch's t-test of the runs' means decides (DecideWelch); on runs
+//     paired by round, the paired t-test of the log ratios ln(B/A)
+//     ([PairedLogT], DecidePairedT), whose exact sign-flip p is reported
+//     beside it. Both are t-tests because a run's mean averages many
+//     tokens, and because rank tests cannot decide at the run counts
+//     people record (3 vs 3 cannot go below p = 0.1).
+//   - Test on repetitions: the two-sided Mann–Whitney U test decides. It assumes no shape
 //     of the noise, and one stalled repetition (thermal throttling, a
 //     background job) can neither manufacture nor hide a difference. For
 //     small samples (the smaller side ≤ 10 values, both ≤ 200) the p-value
@@ -76,19 +91,32 @@
 // below 2/C(n1+n2, n1) ([MinPValue]): 0.1 for 3 vs 3, so nothing is
 // significant at α = 0.05 however large the change; 4 vs 4 gives 0.029.
 // Under Holm over k points the smallest p is multiplied by k. When a row
-// cannot reach α for this reason the report says so, and says how many
-// repetitions per side would detect a change of the observed size at the
-// observed noise ([Repetitions]: the t-test sample size of R's
-// power.t.test at power 0.8, divided by 3/π, the Mann–Whitney test's
-// efficiency under normal noise, and never below the smallest n whose
-// exact test can reach α/k). For inconclusive rows that could have reached
-// α, one warning per table gives the same estimate. For the seed-000 case:
+// cannot reach α for this reason the report says so and how many per side
+// could. For the other inconclusive rows one warning per table states the
+// minimum detectable change at the current n (Row.MDE, at power 0.8):
+// [DetectableChange] for the rank test (the inverse of [Repetitions], R's
+// power.t.test divided by the efficiency 3/π), [TDetectableChange] for
+// Welch, [PairedDetectableChange] for pairs. Options.Detect (--detect 2%)
+// adds how many samples per side would detect that change. For the
+// seed-000 case:
 //
-//	tokSOut tg64: n=3 vs 3: the smallest p an exact rank test can give is
-//	0.100, above α=0.05; with the observed noise, ~4 repetitions per side
-//	would detect a change of 14.6% (every B sample is above every A sample,
-//	the strongest evidence 3 vs 3 can give; Welch's t-test, which assumes
-//	normal noise, gives p=0.006)
+//	tokSOut tg64: n=3 vs 3 repetitions: the smallest p an exact rank test
+//	can give is 0.100, above α=0.05: no change can be told from noise with
+//	3 repetitions per side; 4 per side is the least that can (every B
+//	sample is above every A sample, the strongest evidence 3 vs 3 can give;
+//	Welch's t-test, which assumes normal noise, gives p=0.006)
+//
+// and for five runs a side: "with 5 runs per side, changes under ±9.1%
+// cannot be told from noise here".
+//
+// # Outliers and machine state
+//
+// Outliers follow hyperfine: a modified z-score |x − median| / MAD above
+// [OutlierThreshold] (14.826), per side on the samples the test used,
+// reported and kept. A run whose first repetition is such an outlier on
+// the slow side counts as a warm-up (Summary.WarmupRuns). Runs that carry a
+// machine state (Run.Machine) are judged with machine.State.Busy, and the
+// busiest run of each side compared with machine.Compare.
 //
 // # Configuration diff
 //
@@ -151,7 +179,10 @@
 // with full precision, under the columns of [CSVHeader]: metric, name,
 // test, unit, direction, point, center (mean|median), a_n, a_center,
 // a_low, a_high, b_n, b_center, b_low, b_high, delta_pct, p, p_adjusted,
-// welch_p, verdict (better|worse|inconclusive|changed|none), needed_n.
+// welch_p, verdict (better|worse|inconclusive|changed|none), needed_n,
+// sample_unit (runs|repetitions), decided_by (mann-whitney-u|welch-t|
+// paired-t-log), pairs, mde_pct ("inf" when no change can be significant),
+// detect_n.
 //
 // [WriteJSON] writes one object whose field names are stable (version
 // [JSONVersion]); numbers that do not exist are null:
@@ -164,21 +195,27 @@
 //	mismatches: [{field, a, b, message}],
 //	tables: [{metric, name, test, unit, direction,
 //	  rows: [{point, a, b, deltaPercent, p, pAdjusted, exact, separated,
-//	    welchP, verdict, neededPerSide}],
+//	    welchP, verdict, neededPerSide, sampleUnit, decidedBy, pairs,
+//	    signFlipP, mdePercent, detectPerSide}],
 //	  geomean: {a, b, deltaPercent} | null}],
 //	  where a and b are {n, runs, center, low, high, confidence, mean,
-//	  median, stddev, min, max, samples},
-//	onlyA, onlyB: [point labels],
+//	  median, stddev, min, max, samples, repetitions, outliers,
+//	  warmupRuns},
+//	onlyA, onlyB: [point labels], notes: [strings],
 //	warnings: [{kind, metric, point, message}].
 //
 // # Log
 //
-// [Log] orders an experiment's runs by start time and gives each its rig
-// summary, engine commit, status and per-metric mean and standard
-// deviation, with a drift marker where something changed between
+// [Log] orders an experiment's runs by start time (the runs of one round
+// of an invocation by their points' values) and gives each its rig
+// summary, engine commit, status and per-metric mean, 95% interval and
+// spread, with a drift marker where something changed between
 // consecutive runs: the lock section against the previous run, the rig
 // against the previous run on the same host, the spec against the previous
 // run of the same point, and the lock digest when it changed with nothing
-// recorded to show for it. [WriteLogText] adds a sparkline of tokSOut per
-// point over time; [WriteLogJSON] writes the same as JSON.
+// recorded to show for it. [WriteLogText] adds a CI bar per run on one
+// stated scale and a sparkline of tokSOut per point over time, on a scale
+// never narrower than ±5% of its middle so that a wiggle of a fraction of a
+// percent does not look like a cliff; [WriteLogJSON] writes the same as
+// JSON.
 package compare
