@@ -2,7 +2,11 @@ package compare
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -50,3 +54,26 @@ func (r *Report) SinglePoint() bool { return r.singlePoint() }
 
 // HolmApplied reports whether any table corrected over several rows.
 func (r *Report) HolmApplied() bool { return r.holmApplied() }
+
+// RunLine is what a run summary prints of one metric, in the one meaning
+// of ± every renderer uses: the value for people ("15,244 tok/s", never an
+// exponent) and, with two samples or more, the 95% confidence interval of
+// the mean and the spread apart: "  (n=3, ± 1.6% 95% CI, min–max
+// 16.26–16.45)". An engine-counter metric (engine*) says so.
+func RunLine(m results.Metric) (value, spread string) {
+	value = strings.TrimSpace(fmtNum(m.Value) + " " + m.Unit)
+	var parts []string
+	if n := len(m.Samples); n > 1 {
+		ci := MeanCI(m.Samples, 0.95)
+		s := Summary{N: n, Center: Mean(m.Samples), Low: ci.Low, High: ci.High, Confidence: ci.Confidence}
+		parts = append(parts, fmt.Sprintf("n=%d", n), fmtCI(s, 0.95)+" 95% CI",
+			"min–max "+fmtNum(slices.Min(m.Samples))+"–"+fmtNum(slices.Max(m.Samples)))
+	}
+	if in, ok := metric.Lookup(m.Name); ok && in.EngineCounter {
+		parts = append(parts, "engine's own counters")
+	}
+	if len(parts) > 0 {
+		spread = "  (" + strings.Join(parts, ", ") + ")"
+	}
+	return value, spread
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/rigorbench/rigor/internal/results"
 	"io"
 	"os"
 	"path/filepath"
@@ -161,6 +162,24 @@ func TestSideLine_experimentNamedByLabel(t *testing.T) {
 		s := SideSummary{Label: c.label, Runs: 1, Used: 1, Points: 1, Experiments: []string{c.exp}, First: day, Last: day}
 		if got := sideLine(s); got != c.want {
 			t.Errorf("sideLine(label %q, experiment %q) = %q, want %q", c.label, c.exp, got, c.want)
+		}
+	}
+}
+
+func TestRunLine(t *testing.T) {
+	for _, c := range []struct {
+		m             results.Metric
+		value, spread string
+	}{
+		{results.Metric{Name: "tokSOut", Unit: "tok/s", Value: 16.3836, Samples: []float64{16.2585, 16.4391, 16.4532}},
+			"16.38 tok/s", "  (n=3, ± 1.6% 95% CI, min–max 16.26–16.45)"},
+		// issue 18: "1.524e+04"
+		{results.Metric{Name: "tokSPrompt", Unit: "tok/s", Value: 15244.4}, "15,244 tok/s", ""},
+		{results.Metric{Name: "engineTokSOut", Unit: "tok/s", Value: 7989, Samples: []float64{7989}}, "7,989 tok/s", "  (engine's own counters)"},
+	} {
+		v, s := RunLine(c.m)
+		if v != c.value || s != c.spread {
+			t.Errorf("RunLine(%s %v) = %q, %q; want %q, %q", c.m.Name, c.m.Samples, v, s, c.value, c.spread)
 		}
 	}
 }
