@@ -62,3 +62,16 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkBuild10000 is the building alone, the records already in
+// memory: the history, diffs, plots and pages of 10,000 runs.
+func BenchmarkBuild10000(b *testing.B) {
+	runs := genRuns(realisticRepo(), 1)
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if _, err := Build(runs, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}

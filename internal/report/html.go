@@ -56,7 +56,7 @@ tr.notok td{background:#fff5f5}
 .err{color:var(--bad);font-size:.8rem}
 .better{color:var(--ok);font-weight:600}.worse{color:var(--bad);font-weight:600}.changed{font-weight:600}
 .wide{overflow-x:auto}
-td.mono,td.nowrap{white-space:nowrap}
+td.mono,td.nowrap,.nowrap{white-space:nowrap}
 table.cfg td.mono{white-space:normal;overflow-wrap:anywhere}
 .cols>section{min-width:0}
 figure{margin:.5rem 0 1.2rem}figcaption{color:var(--muted);font-size:.85rem}
@@ -80,7 +80,7 @@ const layout = `{{define "head"}}<!DOCTYPE html>
 <main>
 {{end}}
 {{define "foot"}}</main>
-<footer>Made by rigor {{.Version}}. Intervals are 95% Student-t intervals of the mean unless a table says otherwise; a plot's values are in the table beside it.</footer>
+<footer>Made by rigor{{if .Version}} {{.Version}}{{end}}. Intervals are 95% Student-t intervals of the mean unless a table says otherwise; a plot's values are in the table beside it.</footer>
 </body>
 </html>
 {{end}}
@@ -101,7 +101,7 @@ const indexTmpl = `{{define "index.html"}}{{template "head" .}}{{with .Body}}
 <td class="num">{{.Last}}</td>
 <td><span class="status {{statusClass .LastStatus}}">{{.LastStatus}}</span></td>
 <td>{{with .Headline}}<span class="mono">{{.Metric}}</span> {{if .Best}}best at {{.Point}}: {{end}}<strong>{{.Value}}</strong> {{.Unit}} {{.CI}} <span class="drift">n={{.N}}</span>{{else}}–{{end}}</td>
-<td>{{if .Drifts}}<span class="drift" title="{{.DriftTitle}}">▲ {{.Drifts}}, last {{.LastDrift}}</span>{{else}}–{{end}}</td>
+<td>{{if .Drifts}}<span class="drift nowrap" title="{{.DriftTitle}}">▲ {{.Drifts}}, last {{.LastDrift}}</span>{{else}}–{{end}}</td>
 <td>{{if .DiffHref}}<a href="{{.DiffHref}}">diff</a>{{if .Better}} <span class="better">{{.Better}} better</span>{{end}}{{if .Worse}} <span class="worse">{{.Worse}} worse</span>{{end}}{{else}}–{{end}}</td>
 </tr>
 {{end}}</tbody>
