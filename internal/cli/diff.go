@@ -18,6 +18,7 @@ import (
 	reportsite "github.com/rigorbench/rigor/internal/report"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
+	"github.com/rigorbench/rigor/internal/suggest"
 )
 
 type diffCmd struct {
@@ -202,6 +203,9 @@ func (e *env) resolveRefLatest(store *results.Store, ref string, latest bool) (*
 	case errors.Is(err, results.ErrNotFound) && kind == results.RefRun:
 		return nil, withHint(err, "'rigor results' lists the recorded runs with their ids")
 	case errors.Is(err, results.ErrNotFound):
+		if unknown := e.unknownExperiment(store, ref); unknown != nil {
+			return nil, unknown
+		}
 		hints := []string{"'rigor run " + strings.SplitN(ref, "[", 2)[0] + "' records a run; 'rigor results' lists what is recorded"}
 		if sel != nil && len(sel.Warnings) > 0 {
 			e.warn(sel.Warnings)
@@ -209,6 +213,33 @@ func (e *env) resolveRefLatest(store *results.Store, ref string, latest bool) (*
 		return nil, withHint(err, hints...)
 	}
 	return nil, err
+}
+
+// unknownExperiment returns a "no such experiment" error with the nearest
+// known ids when the experiment of ref is neither in the module's
+// experiments nor in results/, and nil when it is known (it has no runs
+// yet, which the caller says).
+func (e *env) unknownExperiment(store *results.Store, ref string) error {
+	id, _, _ := results.ParseRef(ref)
+	exp, _ := spec.SplitPointID(id)
+	var known []string
+	if ids, err := spec.AllIDs(store.Root); err == nil {
+		known = append(known, ids...)
+	}
+	if dirs, err := store.Experiments(); err == nil {
+		known = append(known, dirs...)
+	}
+	for _, k := range known {
+		if k == exp {
+			return nil
+		}
+	}
+	var hints []string
+	if n := suggest.Nearest(exp, known); n != "" {
+		hints = append(hints, "did you mean "+n+"?")
+	}
+	hints = append(hints, "'rigor list' shows every experiment id; 'rigor results' lists what is recorded")
+	return withHint(fmt.Errorf("no such experiment: %s", id), hints...)
 }
 
 // warn prints non-fatal problems to stderr.

@@ -114,6 +114,14 @@ func (s *Store) recordDirs(experiment string) ([]string, error) {
 	return out, nil
 }
 
+// Experiments lists the experiment ids that have a directory under
+// results/ (and the directories above them), sorted.
+func (s *Store) Experiments() ([]string, error) {
+	dirs, err := s.recordDirs("")
+	sort.Strings(dirs)
+	return dirs, err
+}
+
 func pathJoin(dir, name string) string {
 	if dir == "" {
 		return name

@@ -2,6 +2,8 @@
 // for flags, experiment ids, git refs.
 package suggest
 
+import "strings"
+
 // Distance is the Levenshtein distance between a and b, in runes.
 func Distance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
@@ -22,4 +24,21 @@ func Distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+// Nearest returns the candidate closest to s (case-insensitively), or ""
+// when none is within a third of s's length (at least 1) edits.
+func Nearest(s string, candidates []string) string {
+	best, bestD := "", 1<<30
+	ls := strings.ToLower(s)
+	for _, c := range candidates {
+		d := Distance(ls, strings.ToLower(c))
+		if d < bestD || d == bestD && c < best {
+			best, bestD = c, d
+		}
+	}
+	if bestD <= max(1, len([]rune(s))/3) {
+		return best
+	}
+	return ""
 }
