@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"github.com/rigorbench/rigor/internal/results"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rigorbench/rigor/internal/results"
 )
 
 var update = flag.Bool("update", os.Getenv("RIGOR_UPDATE") != "", "rewrite the golden files under testdata/")
