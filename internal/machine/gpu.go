@@ -192,7 +192,8 @@ func ParseXPUSMIDiscovery(out []byte) ([]int, error) {
 
 // ParseXPUSMIStats parses `xpu-smi stats -d ID -j`: {"device_id":0,
 // "device_level":[{"metrics_type":"XPUM_STATS_GPU_CORE_TEMPERATURE",
-// "value":45},…],"tile_level":[…]}. A figure missing at device level is
+// "value":45},…],"tile_level":[{"data_list":[…]}]}, memory used in MiB
+// (in bytes in xpumd's REST form, which is accepted too). A figure missing at device level is
 // taken from the tiles (the highest temperature and power, summed memory).
 func ParseXPUSMIStats(out []byte) (GPU, error) {
 	type metric struct {
@@ -238,6 +239,11 @@ func ParseXPUSMIStats(out []byte) (GPU, error) {
 					g.PowerW = v
 				}
 			case "XPUM_STATS_MEMORY_USED":
+				// xpu-smi prints MiB; xpumd's REST form of the same
+				// statistic is bytes. No GPU has 16 TiB.
+				if v >= 1<<24 {
+					v = round(v/(1<<20), 1)
+				}
 				if tile {
 					g.MemUsedMiB += v
 				} else {

@@ -64,6 +64,12 @@ func TestParseXPUSMI(t *testing.T) {
 	if want := (GPU{Index: 0, Source: "xpu-smi", TempC: 29, ClockMHz: 1550, PowerW: 109.1, MemUsedMiB: 124}); g != want {
 		t.Errorf("tiles: got %+v, want %+v", g, want)
 	}
+	// xpumd's REST form has the same shape with memory in bytes
+	g, err = ParseXPUSMIStats([]byte(`{"device_id": 2, "device_level": [{"metrics_type": "XPUM_STATS_MEMORY_USED", "value": 8501719040},
+		{"metrics_type": "XPUM_STATS_GPU_CORE_TEMPERATURE", "value": 37.0}]}`))
+	if err != nil || g.MemUsedMiB != 8107.9 || g.TempC != 37 || g.Index != 2 {
+		t.Errorf("bytes: got %+v, %v; want 8107.9 MiB at 37 °C, device 2", g, err)
+	}
 	for _, f := range []func([]byte) error{
 		func(b []byte) error { _, err := ParseXPUSMIDiscovery(b); return err },
 		func(b []byte) error { _, err := ParseXPUSMIStats(b); return err },
