@@ -70,7 +70,7 @@ func TestGenerateRepository(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", fmt.Sprintf("%d records", n)}, {"gc", "-q"}} {
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "gc.auto=0", "commit", "-q", "-m", fmt.Sprintf("%d records", n)}, {"gc", "-q"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=gen", "GIT_AUTHOR_EMAIL=gen@example.com",

@@ -533,8 +533,27 @@ func (g *repo) appendReflogs(name string, old, hash plumbing.Hash, who object.Si
 }
 
 // writeIndex replaces the index entries of the committed paths and writes
-// the index through its lock file.
+// the index through its lock file. The other entries are copied as bytes
+// ([spliceIndex]); an index in a format that cannot be spliced is decoded
+// and encoded whole.
 func (g *repo) writeIndex(l *lock, entries []*index.Entry) error {
+	data, err := os.ReadFile(filepath.Join(g.gitDir, "index"))
+	if err == nil {
+		err = spliceIndex(l.f, data, entries)
+		if err == nil {
+			return l.commit()
+		}
+		if !errors.Is(err, errSpliceUnsupported) {
+			return fmt.Errorf("updating .git/index: %w", err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return g.rewriteIndex(l, entries)
+}
+
+// rewriteIndex is writeIndex by decoding and encoding the whole index.
+func (g *repo) rewriteIndex(l *lock, entries []*index.Entry) error {
 	idx := &index.Index{Version: 2}
 	f, err := os.Open(filepath.Join(g.gitDir, "index"))
 	switch {

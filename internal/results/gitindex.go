@@ -1,0 +1,162 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// errSpliceUnsupported says that an index cannot be spliced (version 4's
+// compressed names, a split or sparse index): the caller decodes and
+// encodes it whole instead.
+var errSpliceUnsupported = errors.New("index format not spliced")
+
+// spliceIndex writes to w the git index data (version 2 or 3) with the
+// entries replacing those of the same paths (every stage), without
+// decoding the other entries: their bytes are copied as they are, so the
+// cost is a copy and a checksum of the file, not an allocation per
+// tracked file as a full decode and encode would be. Extensions that
+// describe the entries as a whole are dropped for git to rebuild: the
+// cache tree (TREE), the untracked cache (UNTR), the fsmonitor state
+// (FSMN) and the offset tables (EOIE, IEOT); the resolve-undo data (REUC)
+// is kept. A format it does not handle returns errSpliceUnsupported
+// before anything is written.
+func spliceIndex(w io.Writer, data []byte, entries []*index.Entry) error {
+	if len(data) < 12+20 || string(data[:4]) != "DIRC" {
+		return errors.New("not a git index")
+	}
+	version := binary.BigEndian.Uint32(data[4:8])
+	if version != 2 && version != 3 {
+		return errSpliceUnsupported
+	}
+	count := int(binary.BigEndian.Uint32(data[8:12]))
+	body := data[:len(data)-20]
+
+	news := append([]*index.Entry(nil), entries...)
+	sort.Slice(news, func(i, j int) bool { return news[i].Name < news[j].Name })
+	encoded := make([][]byte, len(news))
+	for i, e := range news {
+		b, err := encodeEntry(e)
+		if err != nil {
+			return err
+		}
+		encoded[i] = b
+	}
+
+	// One pass over the entries: the byte ranges to copy and where each
+	// new entry goes.
+	type piece struct {
+		from, to int // old bytes to copy, or
+		entry    int // a new entry (-1 for none)
+	}
+	var pieces []piece
+	copyFrom := 12
+	off := 12
+	j := 0
+	skipped := 0
+	for range count {
+		if off+62 > len(body) {
+			return errors.New("truncated index entry")
+		}
+		flags := binary.BigEndian.Uint16(body[off+60:])
+		hdr := 62
+		if flags&0x4000 != 0 {
+			if version < 3 {
+				return errors.New("extended flag in a version 2 index")
+			}
+			hdr += 2
+		}
+		nameLen := int(flags & 0xfff)
+		start := off + hdr
+		if nameLen == 0xfff {
+			k := bytes.IndexByte(body[start:], 0)
+			if k < 0 {
+				return errors.New("unterminated index entry name")
+			}
+			nameLen = k
+		}
+		if start+nameLen > len(body) {
+			return errors.New("truncated index entry")
+		}
+		name := body[start : start+nameLen]
+		end := off + ((hdr + nameLen + 8) &^ 7)
+		for j < len(news) && news[j].Name < string(name) {
+			pieces = append(pieces, piece{from: copyFrom, to: off, entry: j})
+			copyFrom = off
+			j++
+		}
+		if j < len(news) && news[j].Name == string(name) {
+			pieces = append(pieces, piece{from: copyFrom, to: off, entry: -1})
+			copyFrom = end
+			skipped++
+		}
+		off = end
+	}
+	entriesEnd := off
+	for ; j < len(news); j++ {
+		pieces = append(pieces, piece{from: copyFrom, to: entriesEnd, entry: j})
+		copyFrom = entriesEnd
+	}
+	pieces = append(pieces, piece{from: copyFrom, to: entriesEnd, entry: -1})
+
+	// The extensions to keep.
+	var keep [][]byte
+	for ext := body[entriesEnd:]; len(ext) > 0; {
+		if len(ext) < 8 {
+			return errors.New("truncated index extension")
+		}
+		sig := string(ext[:4])
+		size := int(binary.BigEndian.Uint32(ext[4:8]))
+		if 8+size > len(ext) {
+			return fmt.Errorf("truncated index extension %q", sig)
+		}
+		switch {
+		case sig == "REUC":
+			keep = append(keep, ext[:8+size])
+		case sig == "link" || sig == "sdir" || sig[0] < 'A' || sig[0] > 'Z':
+			// A split or sparse index, or an extension git requires
+			// to be understood.
+			return errSpliceUnsupported
+		}
+		ext = ext[8+size:]
+	}
+
+	h := sha1.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(w, h), 1<<20)
+	var head [12]byte
+	copy(head[:], data[:8])
+	binary.BigEndian.PutUint32(head[8:], uint32(count-skipped+len(news)))
+	bw.Write(head[:])
+	for _, p := range pieces {
+		bw.Write(body[p.from:p.to])
+		if p.entry >= 0 {
+			bw.Write(encoded[p.entry])
+		}
+	}
+	for _, e := range keep {
+		bw.Write(e)
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(h.Sum(nil))
+	return err
+}
+
+// encodeEntry returns the on-disk bytes of one version 2 entry, as
+// go-git's encoder writes it.
+func encodeEntry(e *index.Entry) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := index.NewEncoder(&buf).Encode(&index.Index{Version: 2, Entries: []*index.Entry{e}}); err != nil {
+		return nil, fmt.Errorf("encoding the index entry of %s: %w", e.Name, err)
+	}
+	b := buf.Bytes()
+	return b[12 : len(b)-20], nil
+}

@@ -1,0 +1,111 @@
+package results
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// TestStore_Commit_indexFormats commits a new record and a changed one
+// into repositories whose index git wrote in each format it uses, with
+// entries before, between and after the committed paths, an entry with
+// extended flags and an untracked cache: git must read the index rigor
+// leaves, and see the tree clean.
+func TestStore_Commit_indexFormats(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup []string
+	}{
+		{"v2", nil},
+		{"v3 skip-worktree", []string{"update-index --skip-worktree a/first.txt"}},
+		{"v4", []string{"update-index --index-version 4"}},
+		{"untracked cache", []string{"config core.untrackedCache true", "update-index --untracked-cache", "status"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := newRepo(t)
+			t.Setenv(AuthorEnv, "Rig Bot <bot@example.com>")
+			for _, f := range []string{"a/first.txt", "results/x/zz.txt", "results/y/a.txt", "z/last.txt"} {
+				writeFile(t, filepath.Join(dir, filepath.FromSlash(f)), f+"\n")
+			}
+			s := Open(dir)
+			old := testRun("20260508T032753Z-0001", "x", t0, 1, 2)
+			oldPath, err := s.Write(old, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gitCLI(t, dir, "add", ".")
+			gitCLI(t, dir, "commit", "-q", "-m", "files")
+			for _, c := range tc.setup {
+				gitCLI(t, dir, strings.Fields(c)...)
+			}
+			// A record edited by hand and a new one.
+			data, _ := os.ReadFile(oldPath)
+			writeFile(t, oldPath, string(data)+"\n")
+			r := testRun("20260508T040000Z-0002", "x", t0, 3, 4)
+			rec, err := s.Write(r, map[string][]byte{"stdout": []byte("[]\n")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Commit(context.Background(), []string{oldPath, rec, s.RawDir("x", r.ID)}, "results"); err != nil {
+				t.Fatal(err)
+			}
+			gitCLI(t, dir, "fsck", "--strict", "--no-progress")
+			if st := gitCLI(t, dir, "status", "--porcelain", "--untracked-files=all"); st != "" {
+				t.Errorf("git status after the commit:\n%s", st)
+			}
+			ls := gitCLI(t, dir, "ls-files", "-s")
+			for _, p := range []string{"a/first.txt", "results/x/20260508T032753Z-0001.json", "results/x/20260508T040000Z-0002.json",
+				"results/x/20260508T040000Z-0002/stdout", "results/x/zz.txt", "z/last.txt"} {
+				if strings.Count(ls, "\t"+p+"\n") != 1 {
+					t.Errorf("git ls-files -s: %s listed %d times:\n%s", p, strings.Count(ls, "\t"+p+"\n"), ls)
+				}
+			}
+			if tc.name == "v3 skip-worktree" {
+				if v := gitCLI(t, dir, "ls-files", "-v", "a/first.txt"); !strings.HasPrefix(v, "S ") {
+					t.Errorf("skip-worktree bit lost: %q", v)
+				}
+			}
+		})
+	}
+}
+
+// TestSpliceIndex checks the splice against go-git's own decode and
+// encode of the same change.
+func TestSpliceIndex(t *testing.T) {
+	var old index.Index
+	old.Version = 2
+	for _, n := range []string{"a", "b/c", "b/e", "long/" + strings.Repeat("n", 5000), "z"} {
+		old.Entries = append(old.Entries, &index.Entry{Name: n, Size: uint32(len(n))})
+	}
+	var buf bytes.Buffer
+	if err := index.NewEncoder(&buf).Encode(&old); err != nil {
+		t.Fatal(err)
+	}
+	news := []*index.Entry{{Name: "b/e", Size: 99}, {Name: "b/d", Size: 1}, {Name: "zz", Size: 2}, {Name: "0", Size: 3}}
+	var out bytes.Buffer
+	if err := spliceIndex(&out, buf.Bytes(), news); err != nil {
+		t.Fatal(err)
+	}
+	var got index.Index
+	if err := index.NewDecoder(&out).Decode(&got); err != nil {
+		t.Fatalf("decoding the spliced index: %v", err)
+	}
+	var names []string
+	for _, e := range got.Entries {
+		names = append(names, e.Name+":"+string(rune('0'+e.Size%10)))
+	}
+	want := []string{"0:3", "a:1", "b/c:3", "b/d:1", "b/e:9", "long/" + strings.Repeat("n", 5000) + ":5", "z:1", "zz:2"}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Errorf("spliced entries:\n%v\nwant\n%v", names, want)
+	}
+	v4 := buf.Bytes()
+	v4[7] = 4
+	if err := spliceIndex(&out, v4, news); err != errSpliceUnsupported {
+		t.Errorf("version 4: %v, want errSpliceUnsupported", err)
+	}
+}
