@@ -22,14 +22,16 @@ func (e *env) loadSet(patterns []string) (*spec.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := spec.Load(spec.Options{Root: root, Patterns: patterns})
+	// A verb that names one experiment (show, run, rig) may need its CUE
+	// values; any other lets each package go once it is checked.
+	one := len(patterns) == 1 && !strings.ContainsAny(patterns[0], "*?")
+	set, err := spec.Load(spec.Options{Root: root, Patterns: patterns, Release: !one, Check: checkPlan})
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "no experiments") || strings.HasPrefix(err.Error(), "no "+spec.ExperimentsDir+"/ directory") {
 			return nil, withHint(err, "write experiments as CUE files in "+spec.ExperimentsDir+"/<name>/*.cue; 'rigor init' creates an example")
 		}
 		return set, err
 	}
-	checkPlans(set)
 	return set, nil
 }
 

@@ -9,23 +9,19 @@ import (
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
-// checkPlans plans every point, so vet reports what the engine would refuse
-// (extraArgs that rigor sets itself, say).
-func checkPlans(set *spec.Set) {
-	for _, x := range set.Experiments {
-		if x.Broken {
-			continue
-		}
-		for _, p := range x.Points {
-			if _, err := all.Plan(p, engine.Inputs{}); err != nil {
-				var re *engine.ReservedArgError
-				if errors.As(err, &re) {
-					set.AddProblem(x, "extraArgs", err.Error(), "remove "+re.Arg+" from extraArgs: rigor sets it from the experiment")
-				} else {
-					set.AddProblem(x, "", err.Error())
-				}
-				break
+// checkPlan plans every point of an experiment, so vet reports what the
+// engine would refuse (spec.Options.Check: it runs while the experiment's
+// CUE values are there to place the problem).
+func checkPlan(set *spec.Set, x *spec.Experiment) {
+	for _, p := range x.Points {
+		if _, err := all.Plan(p, engine.Inputs{}); err != nil {
+			var re *engine.ReservedArgError
+			if errors.As(err, &re) {
+				set.AddProblem(x, "extraArgs", err.Error(), "remove "+re.Arg+" from extraArgs: rigor sets it from the experiment")
+			} else {
+				set.AddProblem(x, "", err.Error())
 			}
+			return
 		}
 	}
 }

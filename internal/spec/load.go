@@ -53,6 +53,18 @@ type Options struct {
 	// ("minimax-m27-b70/baseline"), a package ("minimax-m27-b70"), or a
 	// path.Match glob ("minimax-m27-b70/kv*"). No pattern selects all.
 	Patterns []string
+	// Release evaluates each package in a CUE context of its own and
+	// lets it go once its experiments are decoded, expanded and checked:
+	// Experiment.Value, Experiment.Requires and Point.Value are then left
+	// zero, and peak memory is bounded by the largest package instead of
+	// growing with the module. Verbs that need the CUE values of an
+	// experiment (its #requires, say) load without it.
+	Release bool
+	// Check, when set, is called for each experiment that loaded without
+	// problems, while its CUE values are still there: a check outside
+	// this package that records problems with [Set.AddProblem], whose
+	// positions come from the values.
+	Check func(*Set, *Experiment)
 }
 
 // Set is the result of loading a module's experiments.
@@ -255,17 +267,35 @@ func Load(opts Options) (*Set, error) {
 		s.Problems = col.list()
 		return s, sel.unmatched(s)
 	}
-	args := make([]string, len(load1))
-	for i, p := range load1 {
-		args[i] = "./" + ExperimentsDir + "/" + p
-	}
 	cfg := &load.Config{ModuleRoot: root, Dir: root, Overlay: ov}
-	insts := load.Instances(args, cfg)
-	for i, inst := range insts {
-		pkg := load1[i]
-		s.loadPackage(pkg, inst, sel, col)
+	if !opts.Release {
+		args := make([]string, len(load1))
+		for i, p := range load1 {
+			args[i] = "./" + ExperimentsDir + "/" + p
+		}
+		insts := load.Instances(args, cfg)
+		for i, inst := range insts {
+			s.loadChecked(load1[i], inst, sel, col, opts.Check)
+		}
+	} else {
+		// One package at a time, each parsed, evaluated and let go
+		// before the next: nothing of a package's CUE evaluation is
+		// referenced once its experiments are decoded.
+		for i, pkg := range load1 {
+			if i > 0 {
+				s.ctx = cuecontext.New()
+				if err := s.loadSchema(root, ov); err != nil {
+					return nil, err
+				}
+			}
+			inst := load.Instances([]string{"./" + ExperimentsDir + "/" + pkg}, cfg)[0]
+			for _, e := range s.loadChecked(pkg, inst, sel, col, opts.Check) {
+				e.release()
+			}
+		}
 	}
-	s.Problems = col.list()
+	// Problems found by opts.Check were added with AddProblem meanwhile.
+	s.Problems = append(col.list(), s.Problems...)
 	sort.SliceStable(s.Experiments, func(i, j int) bool { return s.Experiments[i].ID < s.Experiments[j].ID })
 	return s, sel.unmatched(s)
 }
@@ -295,6 +325,9 @@ func (s *Set) loadSchema(root string, ov map[string]load.Source) error {
 	s.schema = v
 	for fam, defs := range familyDefs {
 		for _, d := range defs {
+			if s.tables[d] != nil {
+				continue // the same schema, loaded again in a new context
+			}
 			t, err := flagTable(v, d)
 			if err != nil {
 				return err
@@ -323,6 +356,30 @@ func (s *Set) FlagTable(family, section string) *FlagTable {
 		return s.tables[defs[1]]
 	}
 	return s.tables[defs[0]]
+}
+
+// release drops the experiment's CUE values, so that its package's
+// evaluation can be collected.
+func (e *Experiment) release() {
+	e.Value, e.Requires = cue.Value{}, cue.Value{}
+	for _, p := range e.Points {
+		p.Value = cue.Value{}
+	}
+}
+
+// loadChecked loads a package and runs check on each of its experiments
+// that has no problems; it returns the package's experiments.
+func (s *Set) loadChecked(pkg string, inst *build.Instance, sel *selector, col *collector, check func(*Set, *Experiment)) []*Experiment {
+	first := len(s.Experiments)
+	s.loadPackage(pkg, inst, sel, col)
+	if check != nil {
+		for _, e := range s.Experiments[first:] {
+			if !e.Broken {
+				check(s, e)
+			}
+		}
+	}
+	return s.Experiments[first:]
 }
 
 func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *collector) {
