@@ -78,6 +78,9 @@ type Set struct {
 	schema    cue.Value
 	tables    map[string]*FlagTable
 	schemaDir string
+	// files maps the token files of the package being let go to copies
+	// holding only their line tables ([Set.release]).
+	files map[*token.File]*token.File
 }
 
 // Experiment is one named #Experiment value.
@@ -290,8 +293,9 @@ func Load(opts Options) (*Set, error) {
 			}
 			inst := load.Instances([]string{"./" + ExperimentsDir + "/" + pkg}, cfg)[0]
 			for _, e := range s.loadChecked(pkg, inst, sel, col, opts.Check) {
-				e.release()
+				s.release(e)
 			}
+			clear(s.files) // the next package has files of its own
 		}
 	}
 	// Problems found by opts.Check were added with AddProblem meanwhile.
@@ -359,8 +363,22 @@ func (s *Set) FlagTable(family, section string) *FlagTable {
 }
 
 // release drops the experiment's CUE values, so that its package's
-// evaluation can be collected.
-func (e *Experiment) release() {
+// evaluation can be collected, and moves its position to a copy of its
+// file that holds only the line table (a parsed file's token.File keeps
+// the file's syntax alive).
+func (s *Set) release(e *Experiment) {
+	if f := e.Pos.File(); f != nil {
+		if s.files == nil {
+			s.files = map[*token.File]*token.File{}
+		}
+		nf := s.files[f]
+		if nf == nil {
+			nf = token.NewFile(f.Name(), -1, f.Size())
+			nf.SetLines(f.Lines())
+			s.files[f] = nf
+		}
+		e.Pos = nf.Pos(e.Pos.Offset(), token.NoRelPos)
+	}
 	e.Value, e.Requires = cue.Value{}, cue.Value{}
 	for _, p := range e.Points {
 		p.Value = cue.Value{}
