@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,5 +173,57 @@ fine: {model: path: "/m.gguf", engine: {family: "llama.cpp", source: path: "/bin
 		if e.ID == "s/fine" && (e.Broken || len(e.Points) != 1) {
 			t.Errorf("s/fine: broken=%v points=%d", e.Broken, len(e.Points))
 		}
+	}
+}
+
+// TestLoad_release loads a module of three packages with and without
+// Release: the same experiments, points, digests, positions and problems,
+// the CUE values dropped, and Check called while they are there.
+func TestLoad_release(t *testing.T) {
+	broken := "package b\n\nimport \"github.com/rigorbench/rigor/schema\"\n\nx: schema.#Experiment & {model: path: \"/m.gguf\", engine: {family: \"ik_llama.cpp\", source: path: \"/bin\"}, flags: nkvo: \"0\"}\n"
+	root := writeModule(t, map[string]string{
+		"experiments/s/s.cue": sweepModule,
+		"experiments/t/t.cue": strings.ReplaceAll(sweepModule, "package s", "package t"),
+		"experiments/b/b.cue": broken,
+	})
+	kept, err := Load(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checked []string
+	released, err := Load(Options{Root: root, Release: true, Check: func(s *Set, e *Experiment) {
+		if !e.Value.Exists() {
+			t.Errorf("Check(%s): the CUE value is gone already", e.ID)
+		}
+		checked = append(checked, e.ID)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept.Experiments) != len(released.Experiments) || len(kept.Experiments) < 5 {
+		t.Fatalf("%d experiments kept, %d released", len(kept.Experiments), len(released.Experiments))
+	}
+	for i, a := range kept.Experiments {
+		b := released.Experiments[i]
+		if a.ID != b.ID || a.Broken != b.Broken || a.Pos.Position() != b.Pos.Position() || len(a.Points) != len(b.Points) {
+			t.Errorf("experiment %d: kept %s broken=%v at %v with %d points, released %s broken=%v at %v with %d points",
+				i, a.ID, a.Broken, a.Pos.Position(), len(a.Points), b.ID, b.Broken, b.Pos.Position(), len(b.Points))
+			continue
+		}
+		if b.Value.Exists() || b.Requires.Exists() {
+			t.Errorf("%s: the CUE values are kept", b.ID)
+		}
+		for j, p := range a.Points {
+			q := b.Points[j]
+			if p.ID != q.ID || p.Digest != q.Digest || q.Value.Exists() {
+				t.Errorf("point %s %s: released %s %s (value kept: %v)", p.ID, p.Digest, q.ID, q.Digest, q.Value.Exists())
+			}
+		}
+	}
+	if fmt.Sprint(kept.Problems) != fmt.Sprint(released.Problems) || len(released.Problems) == 0 {
+		t.Errorf("problems differ:\n%v\n%v", kept.Problems, released.Problems)
+	}
+	if want := len(kept.Experiments) - 1; len(checked) != want {
+		t.Errorf("Check called for %v, want the %d experiments without problems", checked, want)
 	}
 }
