@@ -9,8 +9,9 @@
 //     history from [compare.Log] (the per-run statistics and the drift
 //     markers `rigor log` shows).
 //  2. An experiment page plots each metric over time: one series per
-//     point, each run's mean with its 95% Student-t interval
-//     ([compare.MeanCI] of the run's samples), a dashed line where the
+//     point, each run's mean with its 95% Student-t interval (the
+//     history's [compare.MetricStat], as `rigor log` shows it), a dashed
+//     line where the
 //     lock, the rig or the spec drifted, a red cross for a run that
 //     failed; then the table of runs, which is the plots' text
 //     alternative.

@@ -88,6 +88,7 @@ type statCell struct{ Value, N string }
 
 func newExperimentPage(id string, h *compare.History, byID map[string]*results.Run, path string) (*experimentPage, error) {
 	p := &experimentPage{Path: path, ID: id, Title: id + ": runs over time"}
+	hs := newHistStats(h)
 	metrics := h.Metrics
 	if len(metrics) > maxMetrics {
 		p.More = metrics[maxMetrics:]
@@ -142,7 +143,7 @@ func newExperimentPage(id string, h *compare.History, byID map[string]*results.R
 	}
 
 	for i, key := range metrics {
-		f := historyFigure(h, byID, key)
+		f := historyFigure(h, hs, byID, key)
 		fig, err := embed(f, fmt.Sprintf("plot-%d", i+1), "Each run's mean with its 95% interval; the table of runs below holds the values.")
 		if err != nil {
 			return nil, err
@@ -170,7 +171,7 @@ func newExperimentPage(id string, h *compare.History, byID map[string]*results.R
 		for _, k := range metrics {
 			cell := statCell{Value: "–"}
 			if m, ok := metricOf(r, k); ok {
-				st := statOf(m)
+				st := hs.of(r.ID, m)
 				cell = statCell{Value: fmtStat(st.Sum), N: strconv.Itoa(st.Sum.N)}
 			}
 			row.Cells = append(row.Cells, cell)
@@ -199,7 +200,7 @@ func listShort(xs []string, n int) string {
 
 // historyFigure plots one metric of a history over time: a series per
 // point, drift lines, failed runs.
-func historyFigure(h *compare.History, byID map[string]*results.Run, key string) *Figure {
+func historyFigure(h *compare.History, hs histStats, byID map[string]*results.Run, key string) *Figure {
 	unit, dir := "", ""
 	type ser struct {
 		label string
@@ -232,7 +233,7 @@ func historyFigure(h *compare.History, byID map[string]*results.Run, key string)
 			}
 			continue
 		}
-		st := statOf(m)
+		st := hs.of(e.ID, m)
 		unit, dir = cmp.Or(unit, st.Unit), cmp.Or(dir, st.Dir)
 		s.pts = append(s.pts, point{X: x, Y: st.Sum.Center, Low: st.Sum.Low, High: st.Sum.High})
 		nRuns++
@@ -316,8 +317,9 @@ func HistoryFigure(h *compare.History, runs []results.Run) *Figure {
 	}
 	out := &Figure{Title: strings.Join(h.Experiments, ", ") + " over time"}
 	var descs []string
+	hs := newHistStats(h)
 	for _, k := range metrics {
-		f := historyFigure(h, byID, k)
+		f := historyFigure(h, hs, byID, k)
 		// A file stands alone: its titles name the experiment.
 		f.Plots[0].Title.Text = f.Title
 		out.Plots = append(out.Plots, f.Plots...)
@@ -388,6 +390,7 @@ func showAny(v any) string {
 
 func newSweepPage(id string, runs []*results.Run, h *compare.History, path string) (*sweepPage, error) {
 	p := &sweepPage{Path: path, ID: id, Title: id + ": sweep", ExperimentHref: rel(path, experimentPath(id))}
+	hs := newHistStats(h)
 	label := map[string]string{}
 	for _, e := range h.Entries {
 		label[e.ID] = e.Point
@@ -480,7 +483,7 @@ func newSweepPage(id string, runs []*results.Run, h *compare.History, path strin
 	n := 0
 	for _, k := range metrics {
 		for ai, a := range axes {
-			f := sweepFigure(id, k, a, axes, ai, pts)
+			f := sweepFigure(id, k, a, axes, ai, pts, hs)
 			if f == nil {
 				continue
 			}
@@ -516,7 +519,7 @@ func newSweepPage(id string, runs []*results.Run, h *compare.History, path strin
 		for _, k := range metrics {
 			cell := statCell{Value: "–"}
 			if m, ok := metricOf(sp.run, k); ok && sp.run.Status == results.StatusOK {
-				st := statOf(m)
+				st := hs.of(sp.run.ID, m)
 				cell = statCell{Value: fmtStat(st.Sum), N: strconv.Itoa(st.Sum.N)}
 			}
 			row.Cells = append(row.Cells, cell)
@@ -537,7 +540,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // sweepFigure plots one metric against one swept field, one line per
 // combination of the other fields; nil when no point has a value.
-func sweepFigure(id, key string, a *axis, axes []*axis, ai int, pts []sweptPoint) *Figure {
+func sweepFigure(id, key string, a *axis, axes []*axis, ai int, pts []sweptPoint, hs histStats) *Figure {
 	type line struct {
 		label string
 		pts   []point
@@ -576,7 +579,7 @@ func sweepFigure(id, key string, a *axis, axes []*axis, ai int, pts []sweptPoint
 			byLabel[lbl] = l
 			lines = append(lines, l)
 		}
-		st := statOf(m)
+		st := hs.of(sp.run.ID, m)
 		unit, dir = cmp.Or(unit, st.Unit), cmp.Or(dir, st.Dir)
 		l.pts = append(l.pts, point{X: xOf(v), Y: st.Sum.Center, Low: st.Sum.Low, High: st.Sum.High})
 	}

@@ -264,14 +264,37 @@ type runStat struct {
 	Dir  string
 }
 
-func statOf(m results.Metric) runStat {
-	x := m.Samples
-	if len(x) == 0 {
-		x = []float64{m.Value}
+// histStats holds the per-run statistics [compare.Log] computed (the
+// mean and its 95% interval of each metric of each run), by run id and
+// metric key, so that the pages show the figures `rigor log` shows.
+type histStats map[string]map[string]compare.MetricStat
+
+func newHistStats(h *compare.History) histStats {
+	hs := make(histStats, len(h.Entries))
+	for _, e := range h.Entries {
+		m := make(map[string]compare.MetricStat, len(e.Metrics))
+		for _, s := range e.Metrics {
+			m[s.Key] = s
+		}
+		hs[e.ID] = m
 	}
-	iv := compare.MeanCI(x, confidence)
-	s := compare.Summary{N: len(x), Center: compare.Mean(x), Low: iv.Low, High: iv.High, Confidence: iv.Confidence, Samples: x}
-	return runStat{Sum: s, Unit: m.Unit, Dir: compare.MetricDirection(m.Name, m.Direction)}
+	return hs
+}
+
+// of returns the statistics of the metric m of the run id.
+func (hs histStats) of(id string, m results.Metric) runStat {
+	st := runStat{Unit: m.Unit, Dir: compare.MetricDirection(m.Name, m.Direction)}
+	ms, ok := hs[id][m.Key()]
+	if !ok {
+		nan := math.NaN()
+		st.Sum = compare.Summary{Center: nan, Low: nan, High: nan}
+		return st
+	}
+	st.Sum = compare.Summary{N: ms.N, Center: ms.Mean, Low: ms.Low, High: ms.High}
+	if !math.IsNaN(ms.Low) && !math.IsNaN(ms.High) {
+		st.Sum.Confidence = confidence
+	}
+	return st
 }
 
 func metricOf(r *results.Run, key string) (results.Metric, bool) {
@@ -286,6 +309,7 @@ func metricOf(r *results.Run, key string) (results.Metric, bool) {
 // headline describes the key metric of the latest ok runs: the run's for
 // one point, the best point's for a sweep.
 func headline(key string, latest []*results.Run, h *compare.History) *headlineCell {
+	hs := newHistStats(h)
 	label := map[string]string{}
 	for _, e := range h.Entries {
 		label[e.ID] = e.Point
@@ -299,7 +323,7 @@ func headline(key string, latest []*results.Run, h *compare.History) *headlineCe
 		if !ok {
 			continue
 		}
-		st := statOf(m)
+		st := hs.of(r.ID, m)
 		c := &headlineCell{Metric: key, Value: compare.FormatNum(st.Sum.Center),
 			Unit: m.Unit, N: st.Sum.N, Point: label[r.ID], center: st.Sum.Center, Date: day(r.Start)}
 		if st.Sum.N > 1 {
