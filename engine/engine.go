@@ -62,11 +62,6 @@ const (
 	RunDirPlaceholder = "<run>"
 )
 
-// Planner builds the plan of a point.
-type Planner interface {
-	Plan(p *spec.Point, in Inputs) (*Plan, error)
-}
-
 // Bin joins the bin directory (or its placeholder) with a program name.
 func (in Inputs) Bin(name string) string {
 	dir := in.BinDir
@@ -85,28 +80,11 @@ func (in Inputs) Run(name string) string {
 	return path.Join(dir, name)
 }
 
-var splitGGUF = regexp.MustCompile(`-\*-of-(\d{5})\.gguf$`)
-
-// EntryFile is the file the engine is given out of the model's file globs:
-// for a split GGUF ("…-*-of-00004.gguf") the first part, which loads the
-// others; for a plain name the name itself; otherwise the glob, to be
-// resolved against the lock.
-func EntryFile(files []string) string {
-	if len(files) == 0 {
-		return ""
-	}
-	f := files[0]
-	if m := splitGGUF.FindStringSubmatch(f); m != nil {
-		return splitGGUF.ReplaceAllString(f, "-00001-of-"+m[1]+".gguf")
-	}
-	return f
-}
-
 // ModelPath is where a point's model is expected when the lock has not
 // named it: the local path (plus the entry file), or the Hugging Face cache
 // snapshot of the locked commit.
 func ModelPath(m spec.Model, commit string) string {
-	entry := EntryFile(m.Files)
+	entry := spec.EntryFile(m.Files)
 	switch {
 	case m.Path != "" && entry != "":
 		return path.Join(m.Path, entry)

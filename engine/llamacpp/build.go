@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/internal/buildcache"
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -96,30 +97,12 @@ type BuildInfo struct {
 	Inputs *buildcache.Inputs `json:"inputs,omitempty"`
 }
 
-// CommitMismatchError rejects a build whose binaries report another commit
-// than the locked one.
-type CommitMismatchError struct {
-	// Locked is the full locked commit; Reported the short one the build
-	// reports, from File.
-	Locked, Reported, File string
-}
-
-// Error names both commits.
-func (e *CommitMismatchError) Error() string {
-	return fmt.Sprintf("build reports commit %s (%s), but the locked commit is %s", e.Reported, e.File, e.Locked)
-}
-
-// PatchChangedError reports a patch file whose bytes are no longer the
-// locked ones.
-type PatchChangedError struct {
-	Path         string
-	Locked, Have string
-}
-
-// Error names the patch and both hashes.
-func (e *PatchChangedError) Error() string {
-	return fmt.Sprintf("patch %s changed since it was locked: sha256 %s, lock has %s", e.Path, e.Have, e.Locked)
-}
+// CommitMismatchError and PatchChangedError are the engine package's, so
+// that callers match them without naming this family.
+type (
+	CommitMismatchError = engine.CommitMismatchError
+	PatchChangedError   = engine.PatchChangedError
+)
 
 // backendFlags maps a recipe backend to its cmake options and the
 // environment its compilers need.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rigorbench/rigor/engine/llamabench"
 	"github.com/rigorbench/rigor/engine/llamacpp"
 	"github.com/rigorbench/rigor/engine/llamacpp/testengine"
 	"github.com/rigorbench/rigor/internal/buildcache"
@@ -149,7 +150,7 @@ func TestBuild_patchedThenCached(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("llama-bench exited %d: %s", code, stderr)
 	}
-	rows, complete, err := llamacpp.ParseJSON(stdout)
+	rows, complete, err := llamabench.ParseJSON(stdout)
 	if err != nil || !complete || len(rows) != 2 {
 		t.Fatalf("ParseJSON: %d rows, complete %v, err %v; want 2 complete rows", len(rows), complete, err)
 	}

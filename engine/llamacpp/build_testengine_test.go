@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rigorbench/rigor/engine/llamabench"
 	"github.com/rigorbench/rigor/engine/llamacpp"
 	"github.com/rigorbench/rigor/engine/llamacpp/testengine"
 	"github.com/rigorbench/rigor/internal/results"
@@ -29,10 +30,10 @@ func TestTestEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			bench, model := b.Bins["llama-bench"], fakeModel(t)
-			classify := func(env []string, args ...string) llamacpp.Outcome {
+			classify := func(env []string, args ...string) llamabench.Outcome {
 				t.Helper()
 				stdout, stderr, code, sig := runBin(t, env, bench, args...)
-				return llamacpp.Classify(stdout, stderr, code, sig)
+				return llamabench.Classify(stdout, stderr, code, sig)
 			}
 
 			// A sweep: one row per test and per combination.
@@ -40,7 +41,7 @@ func TestTestEngine(t *testing.T) {
 			if o.Status != results.StatusOK || len(o.Rows) != 8 {
 				t.Fatalf("sweep: status %s (%s), %d rows; want ok, 8 rows", o.Status, o.Error, len(o.Rows))
 			}
-			groups := llamacpp.SplitRows(o.Rows, []string{"n_ubatch", "n_threads"})
+			groups := llamabench.SplitRows(o.Rows, []string{"n_ubatch", "n_threads"})
 			if len(groups) != 4 {
 				t.Errorf("sweep: %d groups, want 4", len(groups))
 			}
@@ -50,7 +51,7 @@ func TestTestEngine(t *testing.T) {
 				}
 			}
 			// llama-bench's order: ubatch outer, threads inner, tests innermost.
-			if err := llamacpp.VerifyRows(o.Rows[2:4], map[string]any{"ub": 16, "t": 2, "p": 16, "n": 4}); err != nil {
+			if err := llamabench.VerifyRows(o.Rows[2:4], map[string]any{"ub": 16, "t": 2, "p": 16, "n": 4}); err != nil {
 				t.Errorf("VerifyRows(rows 3-4): %v", err)
 			}
 

@@ -12,14 +12,6 @@ import (
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
-// Engine plans llama-bench runs for one fork.
-type Engine struct {
-	// Fork is spec.FamilyLlamaCpp or spec.FamilyIkLlamaCpp.
-	Fork string
-}
-
-var _ engine.Planner = Engine{}
-
 // pinVar is the variable that restricts a worker to one device, per backend.
 var pinVar = map[string]func(i int) (string, string){
 	"sycl":   func(i int) (string, string) { return "ONEAPI_DEVICE_SELECTOR", "level_zero:" + strconv.Itoa(i) },

@@ -59,6 +59,9 @@ type InstallOptions struct {
 	// Progress, when set, receives one line per step ("installing
 	// node-llama-cpp@3.22.1 …") and the warnings.
 	Progress func(string)
+	// Offline forbids npm: an install that is not in the cache is an
+	// [*InstallError] wrapping ErrNotInstalled.
+	Offline bool
 }
 
 // Installation is a complete engine install, as [Install] returns it.
@@ -125,6 +128,7 @@ var (
 	ErrRegistryUnreachable = errors.New("the npm registry is unreachable")
 	ErrUnknownVersion      = errors.New("unknown version")
 	ErrIntegrityMismatch   = errors.New("integrity mismatch")
+	ErrNotInstalled        = errors.New("not installed")
 )
 
 // InstallError is a failed install: what failed, with a hint for the user.
@@ -133,8 +137,8 @@ type InstallError struct {
 	Err error
 	// Msg is the message; Error returns it.
 	Msg string
-	// Hint says what the user can do.
-	Hint string
+	// Advice says what the user can do.
+	Advice string
 	// Output is the tail of npm's output, when npm failed.
 	Output string
 }
@@ -144,6 +148,9 @@ func (e *InstallError) Error() string { return e.Msg }
 
 // Unwrap returns the sentinel.
 func (e *InstallError) Unwrap() error { return e.Err }
+
+// Hint says what the user can do.
+func (e *InstallError) Hint() string { return e.Advice }
 
 // marker is the completion marker's content.
 type marker struct {
@@ -214,8 +221,8 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 	}
 	if !versionRE.MatchString(opts.Version) {
 		return nil, &InstallError{Err: ErrUnknownVersion,
-			Msg:  fmt.Sprintf("installing node-llama-cpp: version %q is not an exact version", opts.Version),
-			Hint: "lock an exact version such as 3.22.1 (`npm view node-llama-cpp versions` lists them)"}
+			Msg:    fmt.Sprintf("installing node-llama-cpp: version %q is not an exact version", opts.Version),
+			Advice: "lock an exact version such as 3.22.1 (`npm view node-llama-cpp versions` lists them)"}
 	}
 	platform := opts.Platform
 	if platform == "" {
@@ -224,17 +231,17 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 	node, err := findTool(opts.Node, "node")
 	if err != nil {
 		return nil, &InstallError{Err: ErrNoNode, Msg: "installing node-llama-cpp: node is not on the PATH",
-			Hint: fmt.Sprintf("install Node.js %d or newer (https://nodejs.org or your package manager) and make sure `node` is on the PATH", MinNodeMajor)}
+			Advice: fmt.Sprintf("install Node.js %d or newer (https://nodejs.org or your package manager) and make sure `node` is on the PATH", MinNodeMajor)}
 	}
 	nodeVersion, major, err := NodeVersion(ctx, node)
 	if err != nil {
 		return nil, &InstallError{Err: ErrNoNode, Msg: "installing node-llama-cpp: " + err.Error(),
-			Hint: fmt.Sprintf("install Node.js %d or newer", MinNodeMajor)}
+			Advice: fmt.Sprintf("install Node.js %d or newer", MinNodeMajor)}
 	}
 	if major < MinNodeMajor {
 		return nil, &InstallError{Err: ErrNodeTooOld,
-			Msg:  fmt.Sprintf("installing node-llama-cpp: node %s is too old (node-llama-cpp needs %d or newer)", nodeVersion, MinNodeMajor),
-			Hint: fmt.Sprintf("install Node.js %d or newer and put it first on the PATH", MinNodeMajor)}
+			Msg:    fmt.Sprintf("installing node-llama-cpp: node %s is too old (node-llama-cpp needs %d or newer)", nodeVersion, MinNodeMajor),
+			Advice: fmt.Sprintf("install Node.js %d or newer and put it first on the PATH", MinNodeMajor)}
 	}
 	key := Key(opts.Version, platform, opts.Integrity, major)
 	root := filepath.Join(opts.Cache, "engines", "node-llama-cpp")
@@ -272,10 +279,15 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 		}
 	}
 
+	if opts.Offline {
+		return nil, &InstallError{Err: ErrNotInstalled,
+			Msg:    fmt.Sprintf("node-llama-cpp@%s (%s) is not in the engine cache, and npm may not be used offline", opts.Version, platform),
+			Advice: "run once without --offline to install it"}
+	}
 	npm, err := findTool(opts.NPM, "npm")
 	if err != nil {
 		return nil, &InstallError{Err: ErrNoNPM, Msg: "installing node-llama-cpp: npm is not on the PATH",
-			Hint: "install npm (it comes with Node.js; on Debian: apt-get install npm)"}
+			Advice: "install npm (it comes with Node.js; on Debian: apt-get install npm)"}
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("installing node-llama-cpp: %w", err)
@@ -399,6 +411,27 @@ func checkFiles(dir, version, platform string) string {
 	return ""
 }
 
+// NativeFiles lists the native files of an install that a run loads, as
+// paths relative to the install directory: the addon (*.node) and the
+// shared libraries beside it (libllama, libggml…), sorted.
+func NativeFiles(dir, platform string) []string {
+	var out []string
+	bins := filepath.Join(dir, "node_modules", filepath.FromSlash(PlatformPackage(platform)), "bins")
+	_ = filepath.WalkDir(bins, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if n := d.Name(); strings.HasSuffix(n, ".node") || strings.Contains(n, ".so") || strings.HasSuffix(n, ".dylib") || strings.HasSuffix(n, ".dll") {
+			if rel, err := filepath.Rel(dir, p); err == nil {
+				out = append(out, filepath.ToSlash(rel))
+			}
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
 // ensureRunner rewrites the runner when it differs from this rigor's.
 func ensureRunner(dir string) error {
 	p := filepath.Join(dir, RunnerFile)
@@ -470,8 +503,8 @@ func verifyIntegrity(installed map[string]PackageInfo, want map[string]string) e
 		return nil
 	}
 	return &InstallError{Err: ErrIntegrityMismatch,
-		Msg:  "installing node-llama-cpp: integrity mismatch: " + strings.Join(bad, "; "),
-		Hint: "the registry served different bytes than the lock pins: check `npm config get registry`, or re-lock if the change is expected"}
+		Msg:    "installing node-llama-cpp: integrity mismatch: " + strings.Join(bad, "; "),
+		Advice: "the registry served different bytes than the lock pins: check `npm config get registry`, or re-lock if the change is expected"}
 }
 
 var (
@@ -496,12 +529,12 @@ func npmError(runErr error, out []byte, version, platform string) error {
 	switch {
 	case npmUnreachableRE.MatchString(text):
 		return &InstallError{Err: ErrRegistryUnreachable, Output: t,
-			Msg:  fmt.Sprintf("installing node-llama-cpp@%s: the npm registry is unreachable (%s)", version, npmUnreachableRE.FindString(text)),
-			Hint: "check the network and `npm config get registry` (a mirror can be set with `npm config set registry URL`); an install already in the engine cache needs no registry"}
+			Msg:    fmt.Sprintf("installing node-llama-cpp@%s: the npm registry is unreachable (%s)", version, npmUnreachableRE.FindString(text)),
+			Advice: "check the network and `npm config get registry` (a mirror can be set with `npm config set registry URL`); an install already in the engine cache needs no registry"}
 	case npmNoTargetRE.MatchString(text):
 		return &InstallError{Err: ErrUnknownVersion, Output: t,
-			Msg:  fmt.Sprintf("installing node-llama-cpp: node-llama-cpp has no version %s", version),
-			Hint: "`npm view node-llama-cpp versions` lists the published versions"}
+			Msg:    fmt.Sprintf("installing node-llama-cpp: node-llama-cpp has no version %s", version),
+			Advice: "`npm view node-llama-cpp versions` lists the published versions"}
 	case npm404RE.MatchString(text):
 		pkg := ""
 		if m := npm404PackageRE.FindStringSubmatch(text); m != nil {
@@ -509,16 +542,16 @@ func npmError(runErr error, out []byte, version, platform string) error {
 		}
 		if pkg == "" || pkg == Package {
 			return &InstallError{Err: ErrUnknownVersion, Output: t,
-				Msg:  fmt.Sprintf("installing node-llama-cpp: the npm registry has no node-llama-cpp@%s", version),
-				Hint: "check `npm config get registry`; `npm view node-llama-cpp versions` lists the published versions"}
+				Msg:    fmt.Sprintf("installing node-llama-cpp: the npm registry has no node-llama-cpp@%s", version),
+				Advice: "check `npm config get registry`; `npm view node-llama-cpp versions` lists the published versions"}
 		}
 		return &InstallError{Err: ErrUnknownVersion, Output: t,
-			Msg:  fmt.Sprintf("installing node-llama-cpp: there is no platform package %s@%s (platform %q)", pkg, version, platform),
-			Hint: "node-llama-cpp's platforms are " + strings.Join(Platforms, ", ")}
+			Msg:    fmt.Sprintf("installing node-llama-cpp: there is no platform package %s@%s (platform %q)", pkg, version, platform),
+			Advice: "node-llama-cpp's platforms are " + strings.Join(Platforms, ", ")}
 	}
 	return &InstallError{Err: runErr, Output: t,
-		Msg:  fmt.Sprintf("installing node-llama-cpp@%s: npm install failed (%v): %s", version, runErr, lastLine(text)),
-		Hint: "run the npm command with --loglevel verbose to see more"}
+		Msg:    fmt.Sprintf("installing node-llama-cpp@%s: npm install failed (%v): %s", version, runErr, lastLine(text)),
+		Advice: "run the npm command with --loglevel verbose to see more"}
 }
 
 func tailLines(s string, n int) string {

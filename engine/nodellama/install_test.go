@@ -332,7 +332,7 @@ func TestInstall_Errors(t *testing.T) {
 				t.Errorf("error %v is not %v", err, c.want)
 			}
 			var ie *InstallError
-			if c.want != nil && (!errors.As(err, &ie) || ie.Hint == "") {
+			if c.want != nil && (!errors.As(err, &ie) || ie.Advice == "") {
 				t.Errorf("error %v carries no hint", err)
 			}
 			// Nothing half-installed is left looking valid.
@@ -350,8 +350,8 @@ func TestNPMError_HintsNamePlatforms(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ie *InstallError
-	if err := npmError(errors.New("exit status 1"), b, "3.22.1", "linux-x99"); !errors.As(err, &ie) || !strings.Contains(ie.Hint, "linux-x64") {
-		t.Errorf("npmError(e404): got %v (hint %q), want a hint listing the platforms", err, ie.Hint)
+	if err := npmError(errors.New("exit status 1"), b, "3.22.1", "linux-x99"); !errors.As(err, &ie) || !strings.Contains(ie.Advice, "linux-x64") {
+		t.Errorf("npmError(e404): got %v (hint %q), want a hint listing the platforms", err, ie.Advice)
 	}
 }
 

@@ -37,7 +37,7 @@ func realInstall(t *testing.T, cache string) *Installation {
 	if err != nil {
 		var ie *InstallError
 		if errors.As(err, &ie) {
-			t.Fatalf("Install: %v\nhint: %s\nnpm: %s", err, ie.Hint, ie.Output)
+			t.Fatalf("Install: %v\nhint: %s\nnpm: %s", err, ie.Advice, ie.Output)
 		}
 		t.Fatalf("Install: %v", err)
 	}

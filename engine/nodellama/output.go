@@ -9,7 +9,7 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/rigorbench/rigor/engine/llamacpp"
+	"github.com/rigorbench/rigor/engine/llamabench"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -24,7 +24,7 @@ type Outcome struct {
 	// unknown argument: --bogus".
 	Error string
 	// Rows are the rows parsed from stdout, whatever the status.
-	Rows []llamacpp.Row
+	Rows []llamabench.Row
 	// Metrics are the rows' metrics: first, per row, the runner's own
 	// (tokSPrompt, tokSOut or tokSTotal, timed around the evaluation
 	// calls), then the same throughput from llama.cpp's performance
@@ -47,7 +47,7 @@ const engineDerived = "llama.cpp's performance counters (performanceTracking/pri
 // os.ProcessState.ExitCode reports it; statuses above 128 also count as
 // deaths by signal).
 //
-// The verdicts are [llamacpp.Classify]'s, since the runner prints
+// The verdicts are [llamabench.Classify]'s, since the runner prints
 // llama-bench's JSON. When the runner failed before printing a row, its
 // last "error: …" line on stderr is the error: the model it could not load
 // (not a GGUF file, an architecture llama.cpp does not know), arguments it
@@ -55,7 +55,7 @@ const engineDerived = "llama.cpp's performance counters (performanceTracking/pri
 func ParseOutput(stdout, stderr []byte, exit int) Outcome {
 	// llama.cpp's warnings, which the runner marks, never name the cause of
 	// a failure; the log tail keeps them.
-	c := llamacpp.Classify(stdout, dropWarnings(stderr), exit, exit < 0)
+	c := llamabench.Classify(stdout, dropWarnings(stderr), exit, exit < 0)
 	o := Outcome{Status: c.Status, Error: c.Error, Rows: c.Rows, LogTail: c.LogTail}
 	if c.Status != results.StatusOK {
 		o.LogTail = tail(stderr)
@@ -83,7 +83,7 @@ func ParseOutput(stdout, stderr []byte, exit int) Outcome {
 
 // engineMetric is a row's throughput by llama.cpp's own counters, when the
 // row carries them.
-func engineMetric(r llamacpp.Row) (results.Metric, bool) {
+func engineMetric(r llamabench.Row) (results.Metric, bool) {
 	raw, ok := r.Fields["engine_samples_ts"].([]any)
 	if !ok || len(raw) == 0 {
 		return results.Metric{}, false

@@ -7,11 +7,6 @@ import (
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
-// Engine plans node-llama-cpp bench runs.
-type Engine struct{}
-
-var _ engine.Planner = Engine{}
-
 // RunnerFile is the bench runner's file name inside the engine install.
 const RunnerFile = "rigor-bench.mjs"
 

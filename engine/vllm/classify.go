@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/rigorbench/rigor/internal/results"
@@ -54,33 +55,42 @@ const tailLines = 20
 // after a clean exit with a good result is only a warning.
 func Classify(o Output) Outcome {
 	tb := TracebackError(o.Stderr)
+	if tb != "" && loadFailure(tb) {
+		tb = "failed to load model: " + tb
+	}
 	fail := func(msg string) Outcome {
 		if tb != "" {
 			msg = tb
 		}
 		return Outcome{Status: results.StatusFailed, Error: msg, LogTail: tail(o.Stderr, tailLines)}
 	}
-	if o.Signaled {
-		return fail(fmt.Sprintf("vllm bench was killed by a signal (status %d)", o.ExitCode))
-	}
-	if o.ExitCode != 0 {
-		return fail(fmt.Sprintf("vllm bench exited with status %d", o.ExitCode))
+	if o.Signaled || o.ExitCode != 0 {
+		why := fmt.Sprintf("vllm bench exited with status %d", o.ExitCode)
+		if o.Signaled {
+			why = fmt.Sprintf("vllm bench was killed by a signal (status %d)", o.ExitCode)
+		}
+		// A result written before the end (vLLM can die in its shutdown
+		// after saving) is kept: a crash, not a loss.
+		if !o.ResultMissing {
+			if m, w, err := parseMode(o); err == nil && len(m) > 0 {
+				msg := why + " after writing its result"
+				if tb != "" {
+					msg += ": " + tb
+				}
+				return Outcome{Status: results.StatusCrashed, Error: msg, Metrics: m, Warnings: w, LogTail: tail(o.Stderr, tailLines)}
+			}
+		}
+		if arg := rejected(o.Stderr); arg != "" && tb == "" && !o.Signaled {
+			return fail("engine rejected arguments: " + arg)
+		}
+		return fail(why)
 	}
 	if o.ResultMissing {
 		return fail(fmt.Sprintf("%s: %s", ErrNoResult, OutputFile))
 	}
 	var out Outcome
 	var err error
-	switch o.Mode {
-	case ModeThroughput:
-		out.Metrics, err = ParseThroughput(o.Result, o.Stdout, o.InputLen)
-	case ModeLatency:
-		out.Metrics, err = ParseLatency(o.Result)
-	case ModeServe:
-		out.Metrics, out.Warnings, err = ParseServe(o.Result)
-	default:
-		err = fmt.Errorf("unknown bench mode %q", o.Mode)
-	}
+	out.Metrics, out.Warnings, err = parseMode(o)
 	if err != nil {
 		msg := fmt.Sprintf("reading %s: %v", OutputFile, err)
 		if errors.Is(err, ErrTruncatedResult) || errors.Is(err, ErrEmptyResult) {
@@ -99,6 +109,48 @@ func Classify(o Output) Outcome {
 		out.Warnings = append(out.Warnings, "stderr holds a Python traceback although the run finished: "+tb)
 	}
 	return out
+}
+
+// parseMode reads the result file of the output's mode.
+func parseMode(o Output) (m []results.Metric, warnings []string, err error) {
+	switch o.Mode {
+	case ModeThroughput:
+		m, err = ParseThroughput(o.Result, o.Stdout, o.InputLen)
+	case ModeLatency:
+		m, err = ParseLatency(o.Result)
+	case ModeServe:
+		m, warnings, err = ParseServe(o.Result)
+	default:
+		err = fmt.Errorf("unknown bench mode %q", o.Mode)
+	}
+	return m, warnings, err
+}
+
+// argparseError is the line argparse prints before exiting 2: "vllm bench
+// throughput: error: unrecognized arguments: --no-such-flag".
+var argparseError = regexp.MustCompile(`(?m)^vllm[\w ]*: error: (.+)$`)
+
+// rejected returns what vLLM's argument parser refused, or "".
+func rejected(stderr []byte) string {
+	m := argparseError.FindAllSubmatch(stderr, -1)
+	if len(m) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(string(m[len(m)-1][1]))
+}
+
+// loadFailure reports whether an exception is one that loading a model
+// raises: a missing or unreadable model directory, config or weights, or a
+// hub repository that does not exist.
+func loadFailure(exc string) bool {
+	name, msg, _ := strings.Cut(exc, ":")
+	switch name {
+	case "OSError", "FileNotFoundError", "huggingface_hub.errors.RepositoryNotFoundError",
+		"huggingface_hub.errors.EntryNotFoundError", "huggingface_hub.errors.GatedRepoError",
+		"safetensors_rust.SafetensorError":
+		return true
+	}
+	return strings.Contains(msg, "config.json") || strings.Contains(msg, "model weights")
 }
 
 // TracebackError returns the exception line of the last Python traceback

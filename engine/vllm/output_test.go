@@ -198,7 +198,8 @@ func TestClassify_standin(t *testing.T) {
 		{ModeLatency, "truncated", nil, results.StatusFailed, "truncated", nil},
 		{ModeServe, "empty", nil, results.StatusFailed, "empty", nil},
 		{ModeThroughput, "exit:3", nil, results.StatusFailed, "exited with status 3", nil},
-		{ModeThroughput, "", []string{"--no-such-flag"}, results.StatusFailed, "exited with status 2", nil},
+		{ModeThroughput, "", []string{"--no-such-flag"}, results.StatusFailed, "engine rejected arguments: unrecognized arguments: --no-such-flag", nil},
+		{ModeThroughput, "noload", nil, results.StatusFailed, "failed to load model: OSError: /models/m does not appear to have a file named config.json", nil},
 	} {
 		o := standinRun(t, tc.mode, map[string]string{"FAKE_VLLM_FAIL": tc.fail}, tc.extra...)
 		got := Classify(o)

@@ -9,11 +9,6 @@ import (
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
-// Engine plans vllm bench runs.
-type Engine struct{}
-
-var _ engine.Planner = Engine{}
-
 // OutputFile is the JSON file a run asks vllm bench to write, relative to
 // the run directory.
 const OutputFile = "vllm-result.json"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rigorbench/rigor/engine/llamacpp"
+	"github.com/rigorbench/rigor/engine/llamabench"
 	"github.com/rigorbench/rigor/engine/llamacpp/testengine"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -67,7 +67,7 @@ one: schema.#Experiment & {
 	procs := first[0].Processes
 
 	tokS := func(stdout []byte) float64 {
-		o := llamacpp.Classify(stdout, nil, 0, false)
+		o := llamabench.Classify(stdout, nil, 0, false)
 		for _, r := range o.Rows {
 			if r.NGen > 0 {
 				return r.AvgTs

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,11 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rigorbench/rigor/engine/llamacpp"
-	"github.com/rigorbench/rigor/internal/buildcache"
-	"github.com/rigorbench/rigor/internal/gitsrc"
-	"github.com/rigorbench/rigor/internal/lock"
-	"github.com/rigorbench/rigor/internal/spec"
 )
 
 type buildCmd struct {
@@ -51,34 +45,16 @@ func relTo(p, wd string) string {
 	return p
 }
 
-// buildOptionsOf returns the build of a locked llama.cpp-family
-// experiment.
-func buildOptionsOf(root string, x *spec.Experiment, entry *lock.Entry) (llamacpp.BuildOptions, error) {
-	fam := x.Spec.Engine.Family
-	if fam != spec.FamilyLlamaCpp && fam != spec.FamilyIkLlamaCpp {
-		return llamacpp.BuildOptions{}, fmt.Errorf("%s: engine %s is installed, not built by rigor", x.ID, fam)
-	}
-	abs := func(p string) string {
-		if filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(root, filepath.FromSlash(p))
-	}
-	url := entry.Engine.Requested.Git
-	if !strings.Contains(url, "://") && !strings.HasPrefix(url, "git@") {
-		url = abs(url)
-	}
-	opts := llamacpp.BuildOptions{
-		URL:    url,
-		Commit: entry.Engine.Commit,
-		Recipe: x.Spec.Engine.Build,
-		Fork:   fam,
-		RPC:    x.Spec.Engine.RPC != nil,
-	}
-	for _, p := range entry.Engine.Patches {
-		opts.Patches = append(opts.Patches, llamacpp.PatchInput{Path: abs(p.Path), SHA256: p.SHA256})
-	}
-	return opts, nil
+// buildOut is what `rigor build --json` prints.
+type buildOut struct {
+	ID     string `json:"id,omitempty"`
+	BinDir string `json:"binDir"`
+	// Bins maps each program to its path; Binaries to its sha256.
+	Bins        map[string]string `json:"bins"`
+	Binaries    map[string]string `json:"binaries"`
+	Cached      bool              `json:"cached"`
+	BuildCommit string            `json:"buildCommit,omitempty"`
+	Engine      any               `json:"engine"`
 }
 
 func (c *buildCmd) Run(e *env) error {
@@ -86,72 +62,49 @@ func (c *buildCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	var b *llamacpp.BuildInfo
 	start := time.Now()
-	if entry.Engine.Requested.Path != "" {
-		p := entry.Engine.Requested.Path
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(set.Root, filepath.FromSlash(p))
-		}
-		if b, err = llamacpp.Prebuilt(p); err != nil {
-			return err
-		}
-	} else {
-		if entry.Engine.Commit == "" {
-			return fmt.Errorf("%s: engine %s has no git source to build", x.ID, x.Spec.Engine.Family)
-		}
-		opts, err := buildOptionsOf(set.Root, x, entry)
-		if err != nil {
-			return err
-		}
-		opts.Offline, opts.Jobs = c.Offline, c.Jobs
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		bar := newBuildBar(e.stderr, fmt.Sprintf("building %s %.12s", opts.Fork, opts.Commit))
-		if bar != nil {
-			opts.Progress = bar.update
-		}
-		b, err = llamacpp.Build(ctx, opts)
-		bar.done()
-		if err != nil {
-			return buildHint(err, x.ID)
-		}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r := e.runner(set.Root)
+	r.Offline, r.Jobs = c.Offline, c.Jobs
+	r.Progress = func(msg string) { fmt.Fprintf(e.stderr, "rigor: %s\n", msg) }
+	bar := newBuildBar(e.stderr, fmt.Sprintf("building %s %.12s", x.Spec.Engine.Family, entry.Engine.Commit))
+	if bar != nil {
+		r.BuildProgress = bar.update
+	}
+	b, err := r.PrepareEngine(ctx, x, entry)
+	bar.done()
+	if err != nil {
+		return explain(err, x.ID)
+	}
+	out := buildOut{BinDir: b.BinDir, Bins: map[string]string{}, Binaries: b.Binaries, Cached: b.Cached,
+		BuildCommit: b.BuildCommit, Engine: b.Engine}
+	if b.Engine.BuildID != "prebuilt" {
+		out.ID = b.Engine.BuildID
+	}
+	for name := range b.Binaries {
+		out.Bins[name] = filepath.Join(b.BinDir, filepath.FromSlash(name))
 	}
 	if c.JSON {
-		return e.printJSON(b)
+		return e.printJSON(out)
 	}
-	if b.ID != "" {
-		fmt.Fprintf(e.stdout, "build: %s\n", b.ID)
+	if out.ID != "" {
+		fmt.Fprintf(e.stdout, "build: %s\n", out.ID)
 	}
 	fmt.Fprintf(e.stdout, "bin: %s\n", b.BinDir)
 	switch {
-	case b.ID == "":
+	case b.Engine.BuildID == "prebuilt":
 		fmt.Fprintf(e.stderr, "rigor: prebuilt engine, not built\n")
-	case b.Cached:
+	case b.Cached && b.BuildCommit != "":
 		fmt.Fprintf(e.stderr, "rigor: cached build (commit %s)\n", b.BuildCommit)
-	default:
+	case b.Cached:
+		fmt.Fprintf(e.stderr, "rigor: in the engine cache\n")
+	case b.BuildCommit != "":
 		fmt.Fprintf(e.stderr, "rigor: built in %s (commit %s)\n", time.Since(start).Round(100*time.Millisecond), b.BuildCommit)
+	default:
+		fmt.Fprintf(e.stderr, "rigor: installed in %s\n", time.Since(start).Round(100*time.Millisecond))
 	}
 	return nil
-}
-
-// buildHint adds what the user can do about a failed build.
-func buildHint(err error, id string) error {
-	var fe *buildcache.FailedError
-	var ce *llamacpp.CommitMismatchError
-	var pc *llamacpp.PatchChangedError
-	var pe *gitsrc.PatchError
-	switch {
-	case errors.As(err, &ce):
-		return withHint(err, "the source at the locked commit reports another commit; check engine.source and relock with 'rigor lock --update engine "+id+"'")
-	case errors.As(err, &pc), errors.As(err, &pe):
-		return withHint(err, "relock the patches with 'rigor lock --update patches "+id+"'")
-	case errors.Is(err, context.Canceled):
-		return withHint(err, "the build was interrupted; nothing was cached, run 'rigor build "+id+"' again")
-	case errors.As(err, &fe) && fe.Log != "":
-		return withHint(err, "the full build log is "+fe.Log)
-	}
-	return err
 }
 
 // buildBar draws a build's progress on a terminal; a nil *buildBar draws

@@ -9,9 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rigorbench/rigor/engine/llamacpp"
 	"github.com/rigorbench/rigor/internal/buildcache"
-	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -41,7 +39,7 @@ type cacheListCmd struct {
 }
 
 func (c *cacheListCmd) Run(e *env) error {
-	items, err := buildCache().List(context.Background())
+	items, err := e.buildCache().List(context.Background())
 	if err != nil {
 		return err
 	}
@@ -49,7 +47,7 @@ func (c *cacheListCmd) Run(e *env) error {
 		return e.printJSON(items)
 	}
 	if len(items) == 0 {
-		fmt.Fprintf(e.stderr, "rigor: no builds in %s\n", buildCache().Dir())
+		fmt.Fprintf(e.stderr, "rigor: no builds in %s\n", e.buildCache().Dir())
 		return nil
 	}
 	printCacheItems(e.stdout, items)
@@ -71,7 +69,7 @@ func (c *cachePruneCmd) Run(e *env) error {
 		}
 		opts.Used = func(key string) bool { return used[key] }
 	}
-	removed, err := buildCache().Prune(context.Background(), opts)
+	removed, err := e.buildCache().Prune(context.Background(), opts)
 	if err != nil {
 		return err
 	}
@@ -102,6 +100,7 @@ func (e *env) usedBuilds() (map[string]bool, error) {
 		return nil, err
 	}
 	used := map[string]bool{}
+	r := e.runner(set.Root)
 	files := map[string]*lock.File{}
 	for _, x := range set.Experiments {
 		if x.Broken {
@@ -115,20 +114,14 @@ func (e *env) usedBuilds() (map[string]bool, error) {
 		if f == nil || f.Experiments[x.ID] == nil || f.Experiments[x.ID].Engine.Commit == "" {
 			continue
 		}
-		opts, err := buildOptionsOf(set.Root, x, f.Experiments[x.ID])
-		if err != nil {
-			continue
+		if key, ok := r.BuildKey(context.Background(), x, f.Experiments[x.ID]); ok {
+			used[key] = true
 		}
-		in, _, err := llamacpp.BuildInputs(context.Background(), opts)
-		if err != nil {
-			continue
-		}
-		used[in.Key()] = true
 	}
 	return used, nil
 }
 
-func buildCache() buildcache.Cache { return buildcache.Cache{Root: gitsrc.CacheDir()} }
+func (e *env) buildCache() buildcache.Cache { return buildcache.Cache{Root: e.cfg().Cache} }
 
 // printCacheItems prints one line per entry: id, state, size, engine,
 // commit, patches, backend and creation time.
@@ -158,9 +151,10 @@ func shortHex(s string) string {
 	return s
 }
 
-// recipeBackend names the GGML backends a recipe enables, "cpu" if none.
+// recipeBackend names the GGML backends a build recipe enables (its cmake
+// -DGGML_<BACKEND>=ON options), "cpu" if none.
 func recipeBackend(raw json.RawMessage) string {
-	var r llamacpp.Recipe
+	var r struct{ Configure []string }
 	if json.Unmarshal(raw, &r) != nil {
 		return "?"
 	}

@@ -54,6 +54,7 @@ type cli struct {
 type env struct {
 	stdout, stderr io.Writer
 	wd             string
+	config         *config
 }
 
 // Main runs rigor with os.Args and returns the exit code.

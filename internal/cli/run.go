@@ -15,10 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rigorbench/rigor/engine/all"
-	"github.com/rigorbench/rigor/engine/nodellama"
 	"github.com/rigorbench/rigor/internal/compare"
-	"github.com/rigorbench/rigor/internal/gitsrc"
-	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
@@ -87,11 +84,10 @@ func (c *runCmd) Run(e *env) error {
 		return err
 	}
 	root := set.Root
-	cache := gitsrc.CacheDir()
-	hfCache, _ := hf.CacheDir()
+	cache := e.cfg().Cache
 
 	if c.DryRun {
-		return c.dryRun(e, root, x, points, entry, hfCache)
+		return c.dryRun(e, root, x, points, entry)
 	}
 
 	store := results.Open(root)
@@ -120,11 +116,9 @@ func (c *runCmd) Run(e *env) error {
 	}
 
 	interactive := term.IsTerminal(int(os.Stderr.Fd()))
-	r := &run.Runner{
-		Root: root, Cache: cache, HFCache: hfCache, Getenv: os.LookupEnv, Rig: detected,
-		RigorVersion: Version, IgnoredRequires: ignored, Timeout: c.Timeout, Offline: c.Offline,
-		Progress: func(msg string) { fmt.Fprintf(e.stderr, "rigor: %s\n", msg) },
-	}
+	r := e.runner(root)
+	r.Rig, r.IgnoredRequires, r.Timeout, r.Offline = detected, ignored, c.Timeout, c.Offline
+	r.Progress = func(msg string) { fmt.Fprintf(e.stderr, "rigor: %s\n", msg) }
 	if interactive {
 		r.BuildProgress = func(pct int, line string) { fmt.Fprintf(e.stderr, "\rrigor: building %3d%%", pct) }
 	}
@@ -133,7 +127,7 @@ func (c *runCmd) Run(e *env) error {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
 	if err != nil {
-		return explainPrepare(err)
+		return explain(err, x.ID)
 	}
 
 	var written []*results.Run
@@ -168,7 +162,7 @@ func (c *runCmd) Run(e *env) error {
 		}
 		return nil
 	}
-	runErr := r.Run(ctx, set, prep, points, sink)
+	runErr := r.Run(ctx, prep, points, sink)
 	if c.JSON {
 		if written == nil {
 			written = []*results.Run{}
@@ -239,25 +233,10 @@ func minMax(xs []float64) (float64, float64) {
 	return s[0], s[len(s)-1]
 }
 
-func explainPrepare(err error) error {
-	var me *run.ModelError
-	if errors.As(err, &me) {
-		return withHint(err, me.Hint())
-	}
-	var ie *nodellama.InstallError
-	if errors.As(err, &ie) && ie.Hint != "" {
-		return withHint(err, ie.Hint)
-	}
-	var h interface{ Hint() string }
-	if errors.As(err, &h) {
-		return withHint(err, h.Hint())
-	}
-	return err
-}
-
 // dryRun prints the plan of every point with the paths a run would use.
-func (c *runCmd) dryRun(e *env, root string, x *spec.Experiment, points []*spec.Point, entry *lock.Entry, hfCache string) error {
-	r := &run.Runner{Root: root, Cache: gitsrc.CacheDir(), HFCache: hfCache, Offline: true}
+func (c *runCmd) dryRun(e *env, root string, x *spec.Experiment, points []*spec.Point, entry *lock.Entry) error {
+	r := e.runner(root)
+	r.Offline = true
 	in := r.CachedInputs(context.Background(), x, entry)
 	for i, p := range points {
 		if i > 0 {

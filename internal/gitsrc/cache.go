@@ -8,15 +8,19 @@ import (
 	"strings"
 )
 
-// CacheDir returns rigor's cache directory: $RIGOR_CACHE if set, else
-// $XDG_CACHE_HOME/rigor if XDG_CACHE_HOME is an absolute path, else
-// ~/.cache/rigor. Without a home directory it falls back to a directory under
-// [os.TempDir].
-func CacheDir() string {
-	if d := os.Getenv("RIGOR_CACHE"); d != "" {
+// CacheDir returns rigor's cache directory from the process environment
+// (see [CacheDirFrom]).
+func CacheDir() string { return CacheDirFrom(os.Getenv) }
+
+// CacheDirFrom returns rigor's cache directory from an environment:
+// $RIGOR_CACHE if set, else $XDG_CACHE_HOME/rigor if XDG_CACHE_HOME is an
+// absolute path, else ~/.cache/rigor. Without a home directory it falls
+// back to a directory under [os.TempDir].
+func CacheDirFrom(getenv func(string) string) string {
+	if d := getenv("RIGOR_CACHE"); d != "" {
 		return d
 	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
+	if d := getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "rigor")
 	}
 	if home, err := os.UserHomeDir(); err == nil && home != "" {

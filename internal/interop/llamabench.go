@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rigorbench/rigor/engine/llamacpp"
+	"github.com/rigorbench/rigor/engine/llamabench"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -17,7 +17,7 @@ import (
 // required; a sweep experiment gets one run per point, its rows found by
 // the point's swept flag values.
 func (c *conv) llamaBench() ([]Imported, error) {
-	rows, complete, err := llamacpp.ParseJSON(c.data)
+	rows, complete, err := llamabench.ParseJSON(c.data)
 	if err != nil {
 		return nil, err
 	}
@@ -64,11 +64,11 @@ func (c *conv) llamaBench() ([]Imported, error) {
 			}
 			flags[a.Name] = a.Value
 		}
-		key, fields, err := llamacpp.FlagKey(flags)
+		key, fields, err := llamabench.FlagKey(flags)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.ID, err)
 		}
-		g, ok := llamacpp.SplitRows(rows, fields)[key]
+		g, ok := llamabench.SplitRows(rows, fields)[key]
 		if !ok {
 			continue
 		}
@@ -88,7 +88,7 @@ func (c *conv) llamaBench() ([]Imported, error) {
 	return out, nil
 }
 
-func (c *conv) llamaRun(p *spec.Point, rows []llamacpp.Row, label string) (*results.Run, error) {
+func (c *conv) llamaRun(p *spec.Point, rows []llamabench.Row, label string) (*results.Run, error) {
 	seen := map[string]bool{}
 	r := &results.Run{Schema: results.SchemaVersion}
 	apply(r, p, "given with --experiment")
@@ -112,7 +112,7 @@ func (c *conv) llamaRun(p *spec.Point, rows []llamacpp.Row, label string) (*resu
 		r.Start = c.opts.Now.UTC().Truncate(time.Second)
 		r.Unverified = append(r.Unverified, "start: no test_time in the output; this is the import time")
 	}
-	if err := llamacpp.VerifyRows(rows, pointFlags(p)); err != nil {
+	if err := llamabench.VerifyRows(rows, pointFlags(p)); err != nil {
 		return nil, fmt.Errorf("the rows do not match %s: %w", p.ID, err)
 	}
 	r.ID = c.runID(r.Start, label)
@@ -132,11 +132,11 @@ func (c *conv) llamaRun(p *spec.Point, rows []llamacpp.Row, label string) (*resu
 }
 
 // pointFlags are the point's flags that llama-bench reports, for
-// [llamacpp.VerifyRows].
+// [llamabench.VerifyRows].
 func pointFlags(p *spec.Point) map[string]any {
 	out := map[string]any{}
 	for k, v := range p.Spec.Flags {
-		if _, ok := llamacpp.FlagField[k]; ok {
+		if _, ok := llamabench.FieldOf(k); ok {
 			out[k] = v
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/internal/gguf"
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/hf"
@@ -373,7 +372,7 @@ func (e *Entry) ModelFiles(hfCache string) []string {
 }
 
 // EntryModel returns the file (or directory) the engine is given: for a
-// split GGUF the -00001-of- part (engine.EntryFile), for a glob the first
+// split GGUF the -00001-of- part (spec.EntryFile), for a glob the first
 // locked file that matches it in sorted order, with no files named the
 // model path or the hub snapshot directory itself.
 func (e *Entry) EntryModel(hfCache string) string {
@@ -387,7 +386,7 @@ func (e *Entry) EntryModel(hfCache string) string {
 		}
 		return hf.SnapshotPath(hfCache, m.Requested.HF, m.Commit, rel)
 	}
-	entry := engine.EntryFile(m.Requested.Files)
+	entry := spec.EntryFile(m.Requested.Files)
 	if entry == "" {
 		return base("")
 	}

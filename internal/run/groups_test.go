@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rigorbench/rigor/engine/llamacpp"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -46,7 +47,7 @@ mixed: _b & {sweep: {flags: ub: [16, 32], env: X: ["a", "b"]}}
 		if !ok {
 			continue
 		}
-		if got := len(Groups(set, x, x.Points)); got != n {
+		if got := len(Groups(llamacpp.Engine{Fork: x.Spec.Engine.Family}, x.Points)); got != n {
 			t.Errorf("%s (%d points): %d executions, want %d", x.ID, len(x.Points), got, n)
 		}
 	}

@@ -13,9 +13,6 @@ import (
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/all"
-	"github.com/rigorbench/rigor/engine/llamacpp"
-	"github.com/rigorbench/rigor/engine/nodellama"
-	"github.com/rigorbench/rigor/engine/vllm"
 	"github.com/rigorbench/rigor/internal/gguf"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/results"
@@ -56,6 +53,10 @@ type Runner struct {
 	BuildProgress func(pct int, line string)
 	// BuildLog receives build output.
 	BuildLog io.Writer
+	// Rebuild discards a cached engine build and builds again.
+	Rebuild bool
+	// Jobs bounds parallel compile jobs of a build; 0 means the CPUs.
+	Jobs int
 	// Now is the clock (tests fix it); nil means time.Now.
 	Now func() time.Time
 }
@@ -76,6 +77,8 @@ func (r *Runner) say(format string, args ...any) {
 // Prepared is an experiment ready to run: its engine built or installed and
 // its model files verified.
 type Prepared struct {
+	// Prepared is the engine's own account of itself.
+	Built      *engine.Prepared
 	Experiment *spec.Experiment
 	Entry      *lock.Entry
 	Inputs     engine.Inputs
@@ -122,133 +125,76 @@ func (r *Runner) Prepare(ctx context.Context, x *spec.Experiment, entry *lock.En
 	return p, nil
 }
 
+// request is what the engine of an experiment is prepared from.
+func (r *Runner) request(x *spec.Experiment, entry *lock.Entry) engine.Request {
+	return engine.Request{Experiment: x, Lock: entry, Root: r.Root, Cache: r.Cache, Offline: r.Offline,
+		Rebuild: r.Rebuild, Jobs: r.Jobs, Progress: r.Progress, BuildProgress: r.BuildProgress, BuildLog: r.BuildLog}
+}
+
+// PrepareEngine builds, installs or describes the engine of a locked
+// experiment (`rigor build`), without touching its model.
+func (r *Runner) PrepareEngine(ctx context.Context, x *spec.Experiment, entry *lock.Entry) (*engine.Prepared, error) {
+	e, err := all.Get(x.Spec.Engine.Family)
+	if err != nil {
+		return nil, err
+	}
+	return e.Prepare(ctx, r.request(x, entry))
+}
+
+// BuildKey is the build cache key the engine of a locked experiment is
+// built under, and false for engines rigor does not build.
+func (r *Runner) BuildKey(ctx context.Context, x *spec.Experiment, entry *lock.Entry) (string, bool) {
+	e, err := all.Get(x.Spec.Engine.Family)
+	if err != nil {
+		return "", false
+	}
+	b, ok := e.(engine.Builder)
+	if !ok {
+		return "", false
+	}
+	key, err := b.BuildKey(ctx, r.request(x, entry))
+	return key, err == nil && key != ""
+}
+
 func (r *Runner) prepareEngine(ctx context.Context, x *spec.Experiment, entry *lock.Entry, p *Prepared) error {
-	s := x.Spec
-	el := entry.Engine
-	p.Engine = results.Engine{
-		Family: s.Engine.Family, Ref: s.Engine.Source.Ref, Commit: el.Commit,
-		Version: el.Version, Backend: s.Engine.Build.BackendOrCPU(),
+	ep, err := r.PrepareEngine(ctx, x, entry)
+	if err != nil {
+		return err
 	}
-	for _, pl := range el.Patches {
-		p.Engine.Patches = append(p.Engine.Patches, results.Patch{Path: pl.Path, SHA256: pl.SHA256})
-	}
-	src := s.Engine.Source
-	switch s.Engine.Family {
-	case spec.FamilyLlamaCpp, spec.FamilyIkLlamaCpp:
-		if src.Path != "" {
-			p.Engine.Source = src.Path
-			b, err := llamacpp.Prebuilt(r.abs(src.Path))
-			if err != nil {
-				return err
-			}
-			p.Inputs.BinDir = b.BinDir
-			p.Engine.BuildID = "prebuilt"
-			return nil
+	p.Built = ep
+	p.Inputs.BinDir = ep.BinDir
+	p.Engine = ep.Engine
+	p.Engine.Binaries = ep.Binaries
+	p.Warnings = append(p.Warnings, ep.Warnings...)
+	if r.Rig != nil && len(ep.Toolchain) > 0 {
+		if r.Rig.Toolchain == nil {
+			r.Rig.Toolchain = map[string]string{}
 		}
-		p.Engine.Source = src.Git
-		bo := r.buildOptions(x, entry)
-		b, err := llamacpp.LookupBuild(ctx, bo)
-		if err != nil || b == nil {
-			r.say("building %s at %s", s.Engine.Family, short(el.Commit))
-			if b, err = llamacpp.Build(ctx, bo); err != nil {
-				return err
-			}
-		} else {
-			r.say("engine %s at %s: cached build %s", s.Engine.Family, short(el.Commit), short(b.ID))
+		for k, v := range ep.Toolchain {
+			r.Rig.Toolchain[k] = v
 		}
-		p.Inputs.BinDir = b.BinDir
-		p.Engine.BuildID = b.ID
-	case spec.FamilyNodeLlama:
-		p.Engine.Source = "npm:node-llama-cpp"
-		if el.NPM == nil {
-			return fmt.Errorf("the lock of %s has no npm package: run 'rigor lock --update engine %s'", x.ID, x.ID)
-		}
-		integ := map[string]string{el.NPM.Package: el.NPM.Integrity}
-		platform := ""
-		if el.NPM.Platform != nil {
-			integ[el.NPM.Platform.Package] = el.NPM.Platform.Integrity
-			platform = strings.TrimPrefix(el.NPM.Platform.Package, "@node-llama-cpp/")
-		}
-		r.say("engine node-llama-cpp %s", el.NPM.Version)
-		inst, err := nodellama.Install(ctx, nodellama.InstallOptions{
-			Cache: r.Cache, Version: el.NPM.Version, Platform: platform, Integrity: integ, Progress: r.Progress,
-		})
-		if err != nil {
-			return err
-		}
-		p.Inputs.BinDir = inst.Dir
-		p.Engine.Version = el.NPM.Version
-		p.Engine.BuildID = inst.Key
-		p.Warnings = append(p.Warnings, inst.Warnings...)
-		if r.Rig != nil {
-			if r.Rig.Toolchain == nil {
-				r.Rig.Toolchain = map[string]string{}
-			}
-			r.Rig.Toolchain["node"] = inst.NodeVersion
-		}
-	case spec.FamilyVLLM:
-		switch {
-		case src.Python != "":
-			p.Engine.Source = src.Python
-		default:
-			p.Engine.Source = src.Path
-		}
-		// What vLLM is this: `vllm --version`, and the digest of the
-		// environment's installed packages as its build identity.
-		facts, err := vllm.Describe(ctx, src)
-		if err != nil {
-			return err
-		}
-		p.Engine.Version = facts.Version
-		p.Engine.BuildID = facts.PackagesDigest
-		if p.Engine.BuildID == "" && facts.ExecutableSHA256 != "" {
-			p.Engine.BuildID = "sha256:" + facts.ExecutableSHA256
-		}
-	default:
-		return fmt.Errorf("unknown engine family %q", s.Engine.Family)
 	}
 	return nil
 }
 
-// buildOptions are the build inputs of a llama.cpp experiment built from
-// git.
-func (r *Runner) buildOptions(x *spec.Experiment, entry *lock.Entry) llamacpp.BuildOptions {
-	s := x.Spec
-	var patches []llamacpp.PatchInput
-	for _, pl := range entry.Engine.Patches {
-		patches = append(patches, llamacpp.PatchInput{Path: filepath.Join(r.Root, filepath.FromSlash(pl.Path)), SHA256: pl.SHA256})
-	}
-	return llamacpp.BuildOptions{
-		Cache: r.Cache, URL: r.gitURL(s.Engine.Source.Git), Commit: entry.Engine.Commit, Patches: patches,
-		Recipe: s.Engine.Build, Fork: s.Engine.Family, RPC: s.Engine.RPC != nil,
-		Offline: r.Offline, Progress: r.BuildProgress, Log: r.BuildLog,
-	}
-}
-
 // CachedInputs returns what a run would use without building or installing
-// anything: the model path, and the engine's bin directory when a build is
-// already cached or the engine is prebuilt. For --dry-run.
+// anything: the model path, and the engine's bin directory when the engine
+// is already prepared (a cached build or install, a prebuilt directory).
+// For --dry-run.
 func (r *Runner) CachedInputs(ctx context.Context, x *spec.Experiment, entry *lock.Entry) engine.Inputs {
 	in := engine.Inputs{Model: r.abs(entry.EntryModel(r.HFCache))}
-	s := x.Spec
-	switch s.Engine.Family {
-	case spec.FamilyLlamaCpp, spec.FamilyIkLlamaCpp:
-		if s.Engine.Source.Path != "" {
-			if b, err := llamacpp.Prebuilt(r.abs(s.Engine.Source.Path)); err == nil {
-				in.BinDir = b.BinDir
-			}
-		} else if b, err := llamacpp.LookupBuild(ctx, r.buildOptions(x, entry)); err == nil && b != nil {
-			in.BinDir = b.BinDir
+	e, err := all.Get(x.Spec.Engine.Family)
+	if err != nil {
+		return in
+	}
+	if l, ok := e.(engine.Locator); ok {
+		req := r.request(x, entry)
+		req.Offline, req.Progress, req.BuildProgress, req.BuildLog = true, nil, nil, nil
+		if p, err := l.Locate(ctx, req); err == nil && p != nil {
+			in.BinDir = p.BinDir
 		}
 	}
 	return in
-}
-
-func (r *Runner) gitURL(u string) string {
-	if strings.Contains(u, "://") || filepath.IsAbs(u) || strings.HasPrefix(u, "git@") {
-		return u
-	}
-	return r.abs(u)
 }
 
 // abs makes a path of the experiment absolute against the module root.
@@ -360,48 +306,21 @@ type PointRun struct {
 type Sink func(*PointRun) error
 
 // group is one execution: a single point, or the points of a sweep that
-// llama-bench runs as one process.
+// the engine runs as one process.
 type group struct {
 	points []*spec.Point
-	// swept are the flags that the process sweeps itself (comma lists).
-	swept []string
+	// combined is the point that runs them all, when there are several.
+	combined *spec.Point
 }
 
-// Groups splits the points into executions. When every swept flag of a
-// llama.cpp experiment is one llama-bench sweeps itself (a comma list) and
-// nothing else varies, the whole sweep runs as one process: the model loads
-// once. Otherwise each point runs on its own.
-func Groups(set *spec.Set, x *spec.Experiment, points []*spec.Point) []group {
-	fam := x.Spec.Engine.Family
-	if len(points) > 1 && (fam == spec.FamilyLlamaCpp || fam == spec.FamilyIkLlamaCpp) {
-		t := set.FlagTable(fam, "flags")
-		ok := true
-		names := map[string]bool{}
-		for _, p := range points {
-			for _, a := range p.Axes {
-				var d spec.FlagDef
-				var found bool
-				// Only flags: a swept -p or -n would split a point's pp
-				// and tg rows apart (a tg row reports n_prompt 0).
-				if a.Section == "flags" {
-					d, found = t.Lookup(a.Name)
-				}
-				if !found || !d.Sweep {
-					ok = false
-				}
-				if _, has := llamacpp.FlagField[strings.TrimLeft(d.Spelling, "-")]; !has {
-					ok = false
-				}
-				names[a.Section+"."+a.Name] = true
-			}
-		}
-		if ok {
-			var swept []string
-			for n := range names {
-				swept = append(swept, n)
-			}
-			sort.Strings(swept)
-			return []group{{points: points, swept: swept}}
+// Groups splits the points into executions. When the engine can run the
+// whole sweep in one process (a [engine.Sweeper] whose Combine accepts
+// them), it does: the model loads once. Otherwise each point runs on its
+// own.
+func Groups(e engine.Engine, points []*spec.Point) []group {
+	if sw, ok := e.(engine.Sweeper); ok && len(points) > 1 {
+		if c, ok := sw.Combine(points); ok {
+			return []group{{points: points, combined: c}}
 		}
 	}
 	var out []group
@@ -411,11 +330,31 @@ func Groups(set *spec.Set, x *spec.Experiment, points []*spec.Point) []group {
 	return out
 }
 
+// sweptNames are the axes of a group, for the record's warning.
+func sweptNames(points []*spec.Point) []string {
+	seen := map[string]bool{}
+	for _, p := range points {
+		for _, a := range p.Axes {
+			seen[a.Section+"."+a.Name] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Run executes the points of a prepared experiment, calling sink with each
 // record as soon as it exists. Interrupted runs are recorded too. It
 // returns the context's error when the user interrupted it.
-func (r *Runner) Run(ctx context.Context, set *spec.Set, prep *Prepared, points []*spec.Point, sink Sink) error {
-	groups := Groups(set, prep.Experiment, points)
+func (r *Runner) Run(ctx context.Context, prep *Prepared, points []*spec.Point, sink Sink) error {
+	e, err := all.Get(prep.Experiment.Spec.Engine.Family)
+	if err != nil {
+		return err
+	}
+	groups := Groups(e, points)
 	started := r.now()
 	done := 0
 	total := len(points)
@@ -424,8 +363,8 @@ func (r *Runner) Run(ctx context.Context, set *spec.Set, prep *Prepared, points 
 			return ctx.Err()
 		}
 		label := g.points[0].ID
-		if len(g.points) > 1 {
-			label = fmt.Sprintf("%s (%d points in one llama-bench process)", prep.Experiment.ID, len(g.points))
+		if g.combined != nil {
+			label = fmt.Sprintf("%s (%d points in one %s process)", prep.Experiment.ID, len(g.points), benchName(e, g.combined))
 		}
 		eta := ""
 		if done > 0 {
@@ -433,7 +372,7 @@ func (r *Runner) Run(ctx context.Context, set *spec.Set, prep *Prepared, points 
 			eta = fmt.Sprintf(", ETA %s", (per * time.Duration(total-done)).Round(time.Second))
 		}
 		r.say("[%d/%d] %s%s", gi+1, len(groups), label, eta)
-		runs, err := r.runGroup(ctx, prep, g)
+		runs, err := r.runGroup(ctx, e, prep, g)
 		if err != nil {
 			return err
 		}
@@ -450,12 +389,26 @@ func (r *Runner) Run(ctx context.Context, set *spec.Set, prep *Prepared, points 
 	return nil
 }
 
-func (r *Runner) runGroup(ctx context.Context, prep *Prepared, g group) ([]*PointRun, error) {
+// benchName is the name of the bench process of a point's plan.
+func benchName(e engine.Engine, p *spec.Point) string {
+	plan, err := e.Plan(p, engine.Inputs{})
+	if err != nil || len(plan.Processes) == 0 {
+		return "engine"
+	}
+	return plan.Processes[len(plan.Processes)-1].Name
+}
+
+// stopOf maps how an execution ended to the engine's terms.
+var stopOf = map[string]engine.Stop{
+	TimedOut: engine.StoppedTimeout, Interrupted: engine.StoppedInterrupt,
+	WorkerFailed: engine.StoppedWorker, StartFailed: engine.StoppedStart,
+}
+
+func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, g group) ([]*PointRun, error) {
 	x := prep.Experiment
-	first := g.points[0]
-	point := first
-	if len(g.points) > 1 {
-		point = combinedPoint(g)
+	point := g.points[0]
+	if g.combined != nil {
+		point = g.combined
 	}
 	runDir, err := os.MkdirTemp(r.tmpDir(), "run-")
 	if err != nil {
@@ -464,7 +417,7 @@ func (r *Runner) runGroup(ctx context.Context, prep *Prepared, g group) ([]*Poin
 	defer os.RemoveAll(runDir)
 	in := prep.Inputs
 	in.RunDir = runDir
-	plan, err := all.Plan(point, in)
+	plan, err := e.Plan(point, in)
 	if err != nil {
 		return nil, fmt.Errorf("planning %s: %w", point.ID, err)
 	}
@@ -496,33 +449,36 @@ func (r *Runner) runGroup(ctx context.Context, prep *Prepared, g group) ([]*Poin
 			raw[name] = b
 		}
 	}
+	outputs := map[string][]byte{}
 	for _, pp := range plan.Processes {
 		for _, o := range pp.Outputs {
 			if b, err := os.ReadFile(filepath.Join(runDir, o)); err == nil {
 				raw[o] = b
+				outputs[o] = b
 			}
 		}
 	}
-	verdict := r.judge(prep, point, out, raw)
+	fin := engine.Finished{Stdout: out.Stdout, Stderr: out.Stderr, ExitCode: out.ExitCode, Signaled: out.Signaled,
+		Outputs: outputs, Stopped: stopOf[out.How], StopErr: out.Err}
+	if x.Spec.Engine.Source.Git != "" {
+		fin.Commit = prep.Engine.Commit
+	}
+	verdict := engine.Conclude(e, point, fin)
 
 	var runs []*PointRun
 	for _, p := range g.points {
 		rec := r.record(prep, p, plan, out, passed, runDir)
-		rec.Status, rec.Error, rec.LogTail = verdict.status, verdict.err, verdict.logTail
-		rec.Warnings = append(rec.Warnings, verdict.warnings...)
-		if len(g.points) > 1 {
-			rec.Warnings = append(rec.Warnings, fmt.Sprintf("ran as one llama-bench process with %d points (swept %s); the raw output holds every point's rows", len(g.points), strings.Join(g.swept, ", ")))
-			rec.Metrics = verdict.metricsFor(p)
+		rec.Status, rec.Error, rec.LogTail = verdict.Status, verdict.Error, verdict.LogTail
+		rec.Warnings = append(rec.Warnings, verdict.Warnings...)
+		rec.Metrics = verdict.Metrics
+		if g.combined != nil {
+			rec.Warnings = append(rec.Warnings, fmt.Sprintf("ran as one %s process with %d points (swept %s); the raw output holds every point's rows",
+				plan.Processes[len(plan.Processes)-1].Name, len(g.points), strings.Join(sweptNames(g.points), ", ")))
+			rec.Metrics = e.(engine.Sweeper).Split(verdict, p)
 			if len(rec.Metrics) == 0 && rec.Status == results.StatusOK {
 				rec.Status = results.StatusFailed
 				rec.Error = "the engine printed no rows for this point"
 			}
-		} else {
-			rec.Metrics = verdict.metrics
-		}
-		if rec.Status == results.StatusOK && len(rec.Metrics) == 0 {
-			rec.Status = results.StatusFailed
-			rec.Error = "the engine reported no measurements"
 		}
 		files := make([]string, 0, len(raw))
 		for name := range raw {
@@ -542,153 +498,6 @@ func (r *Runner) tmpDir() string {
 		return os.TempDir()
 	}
 	return dir
-}
-
-// combinedPoint is the first point of a group with each swept flag given as
-// the comma list of the group's values, in point order.
-func combinedPoint(g group) *spec.Point {
-	c := *g.points[0]
-	lists := map[string][]string{}
-	for _, p := range g.points {
-		for _, a := range p.Axes {
-			k := a.Section + "." + a.Name
-			v := spec.RenderValue(a.Value)
-			if !containsStr(lists[k], v) {
-				lists[k] = append(lists[k], v)
-			}
-		}
-	}
-	rewrite := func(args []spec.Arg, section string) []spec.Arg {
-		out := make([]spec.Arg, len(args))
-		for i, a := range args {
-			out[i] = a
-			if l, ok := lists[section+"."+a.Def.Name]; ok {
-				out[i].Values = []string{strings.Join(l, ",")}
-			}
-		}
-		return out
-	}
-	c.Flags = rewrite(c.Flags, "flags")
-	c.Bench = rewrite(c.Bench, "bench")
-	c.ID = c.Experiment.ID
-	return &c
-}
-
-func containsStr(s []string, x string) bool {
-	for _, y := range s {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-// verdict is an execution judged by its engine's parser.
-type verdict struct {
-	status, err, logTail string
-	metrics              []results.Metric
-	warnings             []string
-	rows                 []llamacpp.Row
-}
-
-// metricsFor picks a point's rows out of a one-process sweep.
-func (v verdict) metricsFor(p *spec.Point) []results.Metric {
-	flags := map[string]any{}
-	for _, a := range p.Axes {
-		flags[a.Name] = spec.RenderValue(a.Value)
-	}
-	key, fields, err := llamacpp.FlagKey(flags)
-	if err != nil {
-		return nil
-	}
-	groups := llamacpp.SplitRows(v.rows, fields)
-	var out []results.Metric
-	for _, row := range groups[key].Rows {
-		out = append(out, row.Metrics()...)
-	}
-	return out
-}
-
-func (r *Runner) judge(prep *Prepared, p *spec.Point, out *Outcome, raw map[string][]byte) verdict {
-	x := prep.Experiment
-	var v verdict
-	switch out.How {
-	case TimedOut:
-		v.status, v.err = results.StatusTimeout, out.Err.Error()
-	case Interrupted:
-		v.status, v.err = results.StatusInterrupted, "interrupted by the user"
-	case WorkerFailed:
-		v.status, v.err = results.StatusFailed, out.Err.Error()
-	case StartFailed:
-		v.status, v.err = results.StatusFailed, out.Err.Error()
-		return v
-	}
-	fam := x.Spec.Engine.Family
-	switch fam {
-	case spec.FamilyLlamaCpp, spec.FamilyIkLlamaCpp:
-		o := llamacpp.Classify(out.Stdout, out.Stderr, out.ExitCode, out.Signaled)
-		v.rows = o.Rows
-		for _, row := range o.Rows {
-			v.metrics = append(v.metrics, row.Metrics()...)
-		}
-		if v.status == "" {
-			v.status, v.err, v.logTail = o.Status, o.Error, o.LogTail
-		} else if len(o.Rows) > 0 && v.status != results.StatusInterrupted {
-			v.warnings = append(v.warnings, fmt.Sprintf("%d rows were printed before the run stopped; they are kept", len(o.Rows)))
-		}
-		if v.logTail == "" && v.status != results.StatusOK {
-			v.logTail = o.LogTail
-		}
-		// The binary must be the locked build: llama-bench reports the short
-		// commit it was built from.
-		if commit := prep.Engine.Commit; commit != "" && x.Spec.Engine.Source.Git != "" {
-			for _, row := range o.Rows {
-				if bc := strings.TrimSpace(row.BuildCommit); bc != "" && bc != "unknown" && !strings.HasPrefix(commit, bc) {
-					v.status = results.StatusFailed
-					v.err = fmt.Sprintf("the engine reports build_commit %s, but the lock pins %s", bc, commit)
-					break
-				}
-			}
-		}
-		if v.status == results.StatusOK {
-			single := map[string]any{}
-			for k, val := range p.Spec.Flags {
-				single[k] = val
-			}
-			if len(p.Axes) == 0 {
-				if err := llamacpp.VerifyRows(o.Rows, single); err != nil {
-					v.status = results.StatusFailed
-					v.err = "engine did not apply the flags it was given: " + err.Error()
-				}
-			}
-		}
-	case spec.FamilyNodeLlama:
-		o := nodellama.ParseOutput(out.Stdout, out.Stderr, out.ExitCode)
-		v.rows = o.Rows
-		v.metrics = o.Metrics
-		if v.status == "" {
-			v.status, v.err, v.logTail = o.Status, o.Error, o.LogTail
-		}
-	case spec.FamilyVLLM:
-		mode, _ := p.Spec.Bench["mode"].(string)
-		in := 0
-		if n, ok := p.Spec.Bench["inputLen"]; ok {
-			fmt.Sscan(spec.RenderValue(n), &in)
-		}
-		res, ok := raw[vllm.OutputFile]
-		o := vllm.Classify(vllm.Output{Mode: mode, Result: res, ResultMissing: !ok, Stdout: out.Stdout, Stderr: out.Stderr,
-			ExitCode: out.ExitCode, Signaled: out.Signaled, InputLen: in})
-		v.metrics = o.Metrics
-		v.warnings = append(v.warnings, o.Warnings...)
-		if v.status == "" {
-			v.status, v.err, v.logTail = o.Status, o.Error, o.LogTail
-		}
-	}
-	if v.status == "" {
-		v.status = results.StatusFailed
-		v.err = "no verdict"
-	}
-	return v
 }
 
 func (r *Runner) record(prep *Prepared, p *spec.Point, plan *engine.Plan, out *Outcome, passed map[string]string, runDir string) *results.Run {

@@ -12,7 +12,7 @@ import (
 )
 
 // FlagDef is one typed flag of an engine family, read from the schema's
-// `@flag(SPELLING[,sweep][,switch][,pairs])` attributes.
+// `@flag(SPELLING[,sweep][,switch][,pairs][,field=NAME])` attributes.
 type FlagDef struct {
 	// Name is the CUE field name, e.g. "nkvo".
 	Name string
@@ -27,6 +27,9 @@ type FlagDef struct {
 	// Pairs is true for list-of-pairs values written once per pair
 	// (-pg 512,128).
 	Pairs bool
+	// Field is the field of the engine's output that reports the flag's
+	// value (llama-bench's JSON, e.g. "n_ubatch"), or "" when none does.
+	Field string
 	// Doc is the field's doc comment in the schema.
 	Doc string
 }
@@ -97,6 +100,9 @@ func flagTable(schemaVal cue.Value, def string) (*FlagTable, error) {
 				case "pairs":
 					fd.Pairs = true
 				}
+			}
+			if f, ok, _ := a.Lookup(1, "field"); ok {
+				fd.Field = f
 			}
 		}
 		for _, cg := range it.Value().Doc() {

@@ -10,7 +10,9 @@
 //	FAKE_VLLM_VERSION    what --version prints (default 0.20.1+standin)
 //	FAKE_VLLM_TOKS       decode speed in output tok/s (default 40)
 //	FAKE_VLLM_FAIL       a failure mode: traceback (a Python traceback on
-//	                     stderr, exit 1), nojson (exit 0, no result file),
+//	                     stderr, exit 1), noload (the traceback of a model
+//	                     that cannot be loaded, exit 1), nojson (exit 0, no
+//	                     result file),
 //	                     truncated (half a result file, exit 0), empty (an
 //	                     empty result file, exit 0), exit:N (exit N)
 //	FAKE_VLLM_ARGS_FILE  a file to which the argv is appended, one line
@@ -129,6 +131,15 @@ func Run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		fmt.Fprintln(stderr, `  File "/usr/lib/python3/site-packages/vllm/v1/worker/xpu_worker.py", line 112, in determine_available_memory`)
 		fmt.Fprintln(stderr, "    torch.xpu.empty_cache()")
 		fmt.Fprintln(stderr, "RuntimeError: XPU out of memory. Tried to allocate 2.00 GiB")
+		return 1
+	case fail == "noload":
+		// What transformers raises, through vLLM's config loading, for a
+		// model directory without a config.json.
+		fmt.Fprintln(stderr, "INFO 05-08 03:27:50 [__init__.py:239] Automatically detected platform xpu.")
+		fmt.Fprintln(stderr, "Traceback (most recent call last):")
+		fmt.Fprintln(stderr, `  File "/usr/lib/python3/site-packages/vllm/transformers_utils/config.py", line 383, in get_config`)
+		fmt.Fprintln(stderr, "    config_dict, _ = PretrainedConfig.get_config_dict(")
+		fmt.Fprintf(stderr, "OSError: %s does not appear to have a file named config.json. Checkout 'https://huggingface.co/%s/tree/main' for available files.\n", flags["--model"], flags["--model"])
 		return 1
 	case strings.HasPrefix(fail, "exit:"):
 		n, err := strconv.Atoi(strings.TrimPrefix(fail, "exit:"))

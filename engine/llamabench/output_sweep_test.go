@@ -1,4 +1,4 @@
-package llamacpp
+package llamabench
 
 import (
 	"encoding/json"
@@ -67,7 +67,7 @@ func TestSplitRows_fixtures(t *testing.T) {
 		rowsPer int
 	}{
 		{"llama.cpp_sweep_ub_t_json", []map[string]any{
-			{"ub": 16, "t": 1}, {"ub": 16, "t": 2}, {"ub": "32", "t": "1"}, {"-ub": 32, "--threads": 2},
+			{"ub": 16, "t": 1}, {"ub": 16, "t": 2}, {"ub": "32", "t": "1"}, {"-ub": 32, "-t": 2},
 		}, 2},
 		{"llama.cpp-cpu_sweep_ub_t_json", []map[string]any{
 			{"ub": 16, "t": 1}, {"ub": 16, "t": 2}, {"ub": 32, "t": 1}, {"ub": 32, "t": 2},
@@ -159,10 +159,19 @@ func TestFlagKey(t *testing.T) {
 			t.Errorf("FlagKey(%v): no error, want one", flags)
 		}
 	}
-	// FlagKey trims dashes, so FlagField keys must not carry them.
-	for flag, field := range FlagField {
-		if field == "" || strings.HasPrefix(flag, "-") {
-			t.Errorf("FlagField[%q] = %q: want a dashless flag and a field", flag, field)
+	// The schema's @flag attributes are the table: schema names and
+	// spellings, with or without dashes, of both forks.
+	for flag, want := range map[string]string{
+		"ub": "n_ubatch", "-ub": "n_ubatch", "cpuStrict": "cpu_strict", "--cpu-strict": "cpu_strict",
+		"fmoe": "fused_moe", "nCpuMoe": "n_cpu_moe", "ncmoe": "n_cpu_moe", "p": "n_prompt",
+	} {
+		if got, ok := FieldOf(flag); !ok || got != want {
+			t.Errorf("FieldOf(%q) = %q, %v; want %q", flag, got, ok, want)
+		}
+	}
+	for _, flag := range []string{"r", "pg", "v", "rpc", "tgb"} {
+		if got, ok := FieldOf(flag); ok {
+			t.Errorf("FieldOf(%q) = %q; want no field", flag, got)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 // This file decides what one llama-bench process achieved from what it left
 // behind: stdout, stderr and the exit status.
 
-package llamacpp
+package llamabench
 
 import (
 	"bytes"

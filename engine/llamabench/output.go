@@ -11,7 +11,7 @@
 //   - llama-bench prints floats with printf, so a division by zero can put a
 //     bare nan or inf into the JSON; such values are read as null.
 
-package llamacpp
+package llamabench
 
 import (
 	"bytes"

@@ -7,7 +7,7 @@
 // matches JSON true, "on" matches flash_attn 1, "016" matches 16, and
 // tensor split "1/1/0/0" matches "1.00/1.00".
 
-package llamacpp
+package llamabench
 
 import (
 	"encoding/json"
@@ -16,66 +16,53 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/rigorbench/rigor/internal/spec"
 )
 
-// FlagField maps a llama-bench flag, without its leading dashes, to the
-// JSON field its value is reported in, for both mainline llama.cpp and
-// ik_llama.cpp. Short and long spellings are both listed.
+// FieldOf returns the JSON field that reports a llama-bench flag, given
+// by its schema name ("ub", "cpuStrict") or its spelling with or without
+// dashes ("-ub", "cpu-strict"), for mainline llama.cpp and ik_llama.cpp.
+// The mapping is the field= argument of the schema's @flag attributes
+// (schema/llamabench.cue), the one place it is written.
 //
-// Flags missing here have no field of their own: -r, -o, -oe, -v, -w,
-// -pg/-gp (their tests are labelled in the test field), -tgb (reported in
-// n_threads per test) and -rpc (ik's rpc field only says "0" or "1").
-// -ot maps to mainline's tensor_buft_overrides; ik reports it in
-// override_tensor but does not sweep it. Flags that llama-bench does not
-// sweep itself (ik's -rtr, -fmoe, …) are listed too, for [VerifyRows].
-var FlagField = map[string]string{
-	"m": "model_filename", "model": "model_filename",
-	"p": "n_prompt", "n-prompt": "n_prompt",
-	"n": "n_gen", "n-gen": "n_gen",
-	"d": "n_depth", "n-depth": "n_depth",
-	"b": "n_batch", "batch-size": "n_batch",
-	"ub": "n_ubatch", "ubatch-size": "n_ubatch",
-	"ctk": "type_k", "cache-type-k": "type_k",
-	"ctv": "type_v", "cache-type-v": "type_v",
-	"t": "n_threads", "threads": "n_threads",
-	"C": "cpu_mask", "cpu-mask": "cpu_mask",
-	"cpu-strict": "cpu_strict",
-	"poll":       "poll",
-	"ngl":        "n_gpu_layers", "n-gpu-layers": "n_gpu_layers",
-	"ncmoe": "n_cpu_moe", "n-cpu-moe": "n_cpu_moe",
-	"sm": "split_mode", "split-mode": "split_mode",
-	"mg": "main_gpu", "main-gpu": "main_gpu",
-	"nkvo": "no_kv_offload", "no-kv-offload": "no_kv_offload",
-	"fa": "flash_attn", "flash-attn": "flash_attn",
-	"dev": "devices", "device": "devices",
-	"lm": "load_mode", "load-mode": "load_mode",
-	"mmp": "use_mmap", "mmap": "use_mmap",
-	"dio": "use_direct_io", "direct-io": "use_direct_io",
-	"embd": "embeddings", "embeddings": "embeddings",
-	"ts": "tensor_split", "tensor-split": "tensor_split",
-	"ot": "tensor_buft_overrides", "override-tensor": "tensor_buft_overrides",
-	"nopo": "no_op_offload", "no-op-offload": "no_op_offload",
-	"no-host": "no_host",
-	"fitt":    "fit_target", "fit-target": "fit_target",
-	"fitc": "fit_min_ctx", "fit-ctx": "fit_min_ctx",
-	// ik_llama.cpp only.
-	"mla": "mla_attn", "mla-use": "mla_attn",
-	"amb": "attn_max_batch", "attention-max-batch": "attn_max_batch",
-	"ser": "ser", "smart-expert-reduction": "ser",
-	"gr": "reuse", "graph-reuse": "reuse",
-	"rtr": "repack", "run-time-repack": "repack",
-	"fmoe": "fused_moe", "fused-moe": "fused_moe",
-	"muge": "muge", "merge-up-gate-exps": "muge",
-	"mqkv": "mqkv", "merge-qkv": "mqkv",
-	"sas": "sas", "scheduler-async": "sas",
-	"ger": "grouped_er", "grouped-expert-routing": "grouped_er",
-	"no-fug": "no_fused_up_gate", "no-fused-up-gate": "no_fused_up_gate",
-	"no-ooae": "no_ooae",
-	"rcache":  "rcache", "rope-cache": "rcache",
-	"thp":           "use_thp",
-	"defer-experts": "defer_experts",
-	"max-gpu":       "max_gpu",
-	"cuda":          "cuda_params", "cuda-params": "cuda_params",
+// Flags without a field: -r, -o, -v, -w, -pg/-gp (their tests are
+// labelled in the test field), -tgb (reported in n_threads per test) and
+// -rpc (ik's rpc field only says "0" or "1"). -ot maps to mainline's
+// tensor_buft_overrides; ik reports it in override_tensor but does not
+// sweep it. Flags that llama-bench does not sweep itself (ik's -rtr,
+// -fmoe, …) have fields too, for [VerifyRows].
+func FieldOf(flag string) (string, bool) {
+	fieldsOnce.Do(loadFields)
+	f, ok := fields[strings.TrimLeft(flag, "-")]
+	return f, ok
+}
+
+var (
+	fieldsOnce sync.Once
+	fields     map[string]string
+)
+
+func loadFields() {
+	fields = map[string]string{}
+	for _, fam := range []string{spec.FamilyLlamaCpp, spec.FamilyIkLlamaCpp} {
+		for _, section := range []string{"flags", "bench"} {
+			t, err := spec.BuiltinFlagTable(fam, section)
+			if err != nil {
+				// The schema is compiled into the binary; its tests
+				// prove it loads.
+				panic(err)
+			}
+			for _, d := range t.Defs {
+				if d.Field == "" {
+					continue
+				}
+				fields[d.Name] = d.Field
+				fields[strings.TrimLeft(d.Spelling, "-")] = d.Field
+			}
+		}
+	}
 }
 
 // outKind is how a field's values compare.
@@ -229,7 +216,7 @@ type RowGroup struct {
 
 // SplitRows groups the rows of a one-process sweep by the values of the
 // swept fields (llama-bench JSON field names such as "n_ubatch",
-// "n_threads", "type_k"; see [FlagField]). The map is keyed by
+// "n_threads", "type_k"; see [FieldOf]). The map is keyed by
 // [RowGroup.Key]. A row that lacks a field groups under an empty value for
 // it, so a point's key will not find it.
 func SplitRows(rows []Row, fields []string) map[string]RowGroup {
@@ -252,14 +239,14 @@ func SplitRows(rows []Row, fields []string) map[string]RowGroup {
 }
 
 // FlagKey returns the [RowGroup.Key] of the point whose swept flags have
-// the given values (flag names as in [FlagField], with or without leading
+// the given values (flag names as in [FieldOf], with or without leading
 // dashes; values as written in the experiment: 16, "16", true, "1/1"),
 // and the JSON fields to pass to [SplitRows]. A flag without a field is an
 // error.
 func FlagKey(flags map[string]any) (key string, fields []string, err error) {
 	values := make(map[string]string, len(flags))
 	for flag, v := range flags {
-		field, ok := FlagField[strings.TrimLeft(flag, "-")]
+		field, ok := FieldOf(flag)
 		if !ok {
 			return "", nil, fmt.Errorf("flag -%s: llama-bench reports no JSON field for it", strings.TrimLeft(flag, "-"))
 		}
@@ -304,7 +291,7 @@ func outSortedUnique(s []string) []string {
 // -ctk bogus as f16; both forks read -p abc as 0), which [Classify] cannot
 // see.
 //
-// flags maps flag names (as in [FlagField]) to single values, not
+// flags maps flag names (as in [FieldOf]) to single values, not
 // comma-separated sweeps. -p, -n and -d are checked against the rows of
 // their own kind of test (a tg row has n_prompt 0): some row must report
 // the value, unless it is 0. Flags without a field, and fields a fork does
@@ -318,7 +305,7 @@ func VerifyRows(rows []Row, flags map[string]any) error {
 	var problems []string
 	for _, name := range names {
 		flag := strings.TrimLeft(name, "-")
-		field, ok := FlagField[flag]
+		field, ok := FieldOf(flag)
 		if !ok {
 			continue
 		}

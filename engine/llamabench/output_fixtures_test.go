@@ -1,4 +1,4 @@
-package llamacpp
+package llamabench
 
 import (
 	"errors"
@@ -12,12 +12,12 @@ import (
 )
 
 // fixtureDir holds copies of every llama-bench case in
-// /work/shared/fixtures/llama-bench: <case>.stdout, .stderr and .rc.
+// ../shared/fixtures/llama-bench (beside the project root): <case>.stdout, .stderr and .rc.
 const fixtureDir = "testdata/output"
 
 // sharedFixtureDir is where the fixtures come from; when it exists, every
 // case in it must have been copied here.
-const sharedFixtureDir = "/work/shared/fixtures/llama-bench"
+const sharedFixtureDir = "../../../shared/fixtures/llama-bench"
 
 // fixtureCase is what Classify must make of one fixture.
 type fixtureCase struct {

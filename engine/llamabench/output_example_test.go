@@ -1,9 +1,9 @@
-package llamacpp_test
+package llamabench_test
 
 import (
 	"fmt"
 
-	"github.com/rigorbench/rigor/engine/llamacpp"
+	"github.com/rigorbench/rigor/engine/llamabench"
 )
 
 // ik_llama.cpp over RPC prints its rows, then dies before closing the JSON
@@ -23,7 +23,7 @@ func ExampleClassify() {
   }`)
 	stderr := []byte("double free or corruption (!prev)\n")
 
-	o := llamacpp.Classify(stdout, stderr, 134, false)
+	o := llamabench.Classify(stdout, stderr, 134, false)
 	fmt.Println(o.Status)
 	fmt.Println(o.Error)
 	for _, r := range o.Rows {
@@ -40,7 +40,7 @@ func ExampleClassify() {
 // A sweep over -ub runs as one llama-bench process ("-ub 16,32"); its rows
 // are split back into the sweep's points.
 func ExampleSplitRows() {
-	rows, _, err := llamacpp.ParseJSON([]byte(`[
+	rows, _, err := llamabench.ParseJSON([]byte(`[
 {"n_ubatch": 16, "no_kv_offload": false, "n_prompt": 32, "n_gen": 0, "avg_ts": 100},
 {"n_ubatch": 16, "no_kv_offload": false, "n_prompt": 0, "n_gen": 16, "avg_ts": 10},
 {"n_ubatch": 32, "no_kv_offload": false, "n_prompt": 32, "n_gen": 0, "avg_ts": 200},
@@ -51,12 +51,12 @@ func ExampleSplitRows() {
 		return
 	}
 	for _, point := range []map[string]any{{"ub": 16, "nkvo": 0}, {"ub": 32, "nkvo": 0}} {
-		key, fields, err := llamacpp.FlagKey(point)
+		key, fields, err := llamabench.FlagKey(point)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		group := llamacpp.SplitRows(rows, fields)[key]
+		group := llamabench.SplitRows(rows, fields)[key]
 		fmt.Printf("%s:", key)
 		for _, r := range group.Rows {
 			fmt.Printf(" %s=%g", r.Test, r.AvgTs)

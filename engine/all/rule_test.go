@@ -1,0 +1,54 @@
+package all
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportRule keeps the engine boundary from rotting: outside engine/,
+// no package names an engine family; internal/run and internal/cli reach
+// the engines only through engine and engine/all. Formats that are not
+// families (engine/llamabench, llama-bench's output, which import reads)
+// may be imported by the libraries that read them, never by run or cli.
+func TestImportRule(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "github.com/rigorbench/rigor/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const mod = "github.com/rigorbench/rigor/"
+	families := map[string]bool{}
+	for _, f := range Families() {
+		e, _ := Get(f)
+		families[strings.TrimPrefix(pkgPathOf(e), mod)] = true
+	}
+	if len(families) == 0 {
+		t.Fatal("no engine packages found")
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], mod)
+		if strings.HasPrefix(pkg, "engine/") || pkg == "engine" || strings.HasPrefix(pkg, "testscripts") {
+			continue
+		}
+		boundary := strings.HasPrefix(pkg, "internal/run") || strings.HasPrefix(pkg, "internal/cli")
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, mod+"engine/") {
+				continue
+			}
+			rel := strings.TrimPrefix(imp, mod)
+			switch {
+			case rel == "engine/all":
+			case boundary:
+				t.Errorf("%s imports %s: internal/run and internal/cli import only engine and engine/all", pkg, rel)
+			case families[rel]:
+				t.Errorf("%s imports the engine family %s: reach it through engine/all", pkg, rel)
+			}
+		}
+		checked++
+	}
+	if checked < 10 {
+		t.Fatalf("checked %d packages; go list found too few", checked)
+	}
+}

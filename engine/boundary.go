@@ -1,0 +1,304 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+// Engine is one engine family: how rigor makes it ready, what a run of a
+// point starts, and what a finished run achieved. Every family implements
+// it; packages outside engine/ reach the families only through it and the
+// registry in engine/all. engine/enginetest is the suite every family
+// passes.
+//
+// Capabilities that only some families have are separate interfaces, found
+// by type assertion: [Sweeper] (several points in one process), [Locator]
+// (where a prepared engine is, without preparing it) and [Builder]
+// (engines rigor compiles into its build cache).
+type Engine interface {
+	// Family is the spec.Family* name the engine serves.
+	Family() string
+
+	// Prepare makes the engine a locked experiment names ready to run and
+	// describes it: it builds it (llama.cpp: the locked commit and
+	// patches, into the content-addressed build cache), installs it
+	// (node-llama-cpp: the locked npm packages, into the engine cache) or
+	// describes what is there (vLLM, a prebuilt directory).
+	//
+	// Contract: Prepare is idempotent; a second call with the same lock
+	// finds the first one's work in the cache and says so (Cached). With
+	// req.Offline it opens no network connection: what is not cached is
+	// an error that says so. It returns the executables a run starts, each
+	// with the sha256 of its bytes, so that a record names the exact
+	// binary that measured it. Progress goes to req's callbacks only.
+	Prepare(ctx context.Context, req Request) (*Prepared, error)
+
+	// Plan returns the processes a run of the point starts, workers first
+	// and the bench process last. Contract: argv only, never a shell
+	// command; deterministic (the same point and inputs give the same
+	// plan, byte for byte); no side effects; inputs that are not known
+	// yet (an unbuilt engine) are rendered as placeholders. extraArgs that
+	// rigor itself controls are a *ReservedArgError.
+	Plan(p *spec.Point, in Inputs) (*Plan, error)
+
+	// Judge reads what the bench process of a plan left behind into the
+	// common outcome: status (results.StatusOK, StatusFailed or
+	// StatusCrashed), the reason when not ok naming the cause found in the
+	// output, the measurements (kept whatever the status), warnings and
+	// the tail of the engine's log. Contract: it never fails and never
+	// panics, whatever the bytes; it only reads its argument. How the run
+	// stopped (timeout, interrupt, a worker's death) is merged in by
+	// [Conclude], which callers use instead of calling Judge directly.
+	Judge(p *spec.Point, f Finished) Verdict
+}
+
+// Sweeper is an engine whose bench process can run several points of a
+// sweep at once (llama-bench's comma lists): the model loads once.
+type Sweeper interface {
+	// Combine returns the one point that runs all of points in a single
+	// process, and false when they cannot share one (then each runs on
+	// its own). The combined point's ID is the experiment's.
+	Combine(points []*spec.Point) (*spec.Point, bool)
+	// Split returns one point's measurements out of the verdict on a
+	// combined process; none when the engine printed nothing for it.
+	Split(v Verdict, p *spec.Point) []results.Metric
+}
+
+// Locator is an engine that can say where a prepared engine is without
+// preparing it: for `run --dry-run` and `show`. It never builds, installs
+// or opens a connection; a nil *Prepared means "not prepared yet".
+type Locator interface {
+	Locate(ctx context.Context, req Request) (*Prepared, error)
+}
+
+// Builder is an engine that rigor compiles from source into its build
+// cache (<cache>/builds).
+type Builder interface {
+	// BuildKey is the build cache key Prepare would build req under, ""
+	// when this experiment's engine is not built by rigor (prebuilt):
+	// `cache prune` keeps the builds that some lockfile still uses.
+	BuildKey(ctx context.Context, req Request) (string, error)
+}
+
+// Request is what Prepare, Locate and BuildKey get: a locked experiment and
+// where things are.
+type Request struct {
+	Experiment *spec.Experiment
+	// Lock is the experiment's lock entry.
+	Lock *lock.Entry
+	// Root is the module root; relative paths of the experiment and the
+	// lock (patches, a prebuilt engine, a local git source) are relative
+	// to it.
+	Root string
+	// Cache is rigor's cache directory (builds, git mirrors, engine
+	// installs).
+	Cache string
+	// Offline forbids network access.
+	Offline bool
+	// Rebuild discards a cached build and builds again.
+	Rebuild bool
+	// Jobs bounds parallel compile jobs; 0 means the number of CPUs.
+	Jobs int
+	// Progress receives one line per step.
+	Progress func(string)
+	// BuildProgress receives a build's percentage and its latest line.
+	BuildProgress func(pct int, line string)
+	// BuildLog receives a build's output as it happens.
+	BuildLog io.Writer
+}
+
+// Say sends a progress line, if anyone listens.
+func (r Request) Say(format string, args ...any) {
+	if r.Progress != nil {
+		r.Progress(fmt.Sprintf(format, args...))
+	}
+}
+
+// Abs makes a path of the experiment or the lock absolute against the
+// module root. A bare name without a slash or a dot stays as it is (a
+// command looked up on PATH).
+func (r Request) Abs(p string) string {
+	if p == "" || filepath.IsAbs(p) || !strings.Contains(p, "/") && !strings.Contains(p, ".") {
+		return p
+	}
+	return filepath.Join(r.Root, filepath.FromSlash(p))
+}
+
+// Prepared is an engine ready to run.
+type Prepared struct {
+	// BinDir is the directory of the engine's programs (Inputs.BinDir).
+	BinDir string `json:"bin"`
+	// Engine is what a record says of the engine: family, source, ref,
+	// commit, version, build id, backend, patches and binaries.
+	Engine results.Engine `json:"engine"`
+	// Binaries maps each executable a run may start, by name, to the
+	// sha256 of its bytes.
+	Binaries map[string]string `json:"binaries,omitempty"`
+	// BuildCommit is the commit the engine reports it was built from,
+	// when it reports one.
+	BuildCommit string `json:"buildCommit,omitempty"`
+	// Cached is true when nothing had to be built or installed.
+	Cached bool `json:"cached"`
+	// Toolchain adds to the rig's toolchain versions (node for
+	// node-llama-cpp).
+	Toolchain map[string]string `json:"toolchain,omitempty"`
+	// Warnings are recorded with every run of the engine.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Finished is what a run's bench process left behind.
+type Finished struct {
+	Stdout, Stderr []byte
+	// ExitCode is the exit status; 128+signal (or -1) with Signaled for a
+	// process killed by a signal.
+	ExitCode int
+	Signaled bool
+	// Outputs are the files the plan declared (Process.Outputs), by name;
+	// a file the process did not write is absent.
+	Outputs map[string][]byte
+	// Commit is the locked commit of an engine built from git; an engine
+	// that reports another build commit did not run the lock.
+	Commit string
+	// Stopped says why rigor stopped the run early, if it did.
+	Stopped Stop
+	// StopErr says more about Stopped.
+	StopErr error
+}
+
+// Stop is why a run ended before its bench process did.
+type Stop int
+
+const (
+	// NotStopped: the bench process ended by itself.
+	NotStopped Stop = iota
+	// StoppedTimeout: the run took longer than its timeout.
+	StoppedTimeout
+	// StoppedInterrupt: the user interrupted rigor.
+	StoppedInterrupt
+	// StoppedWorker: a worker died or never became ready.
+	StoppedWorker
+	// StoppedStart: a process could not be started.
+	StoppedStart
+)
+
+// Verdict is what a finished run achieved.
+type Verdict struct {
+	// Status is a results.Status* value.
+	Status string
+	// Error says why the status is not ok.
+	Error string
+	// LogTail is the end of the engine's log when the status is not ok.
+	LogTail string
+	// Metrics are the measurements, kept whatever the status.
+	Metrics []results.Metric
+	// Warnings are recorded with the run.
+	Warnings []string
+	// Detail is the engine's own reading of the output, for its
+	// [Sweeper.Split].
+	Detail any
+}
+
+// Conclude judges a finished run with its engine and merges in how the run
+// stopped: a timeout, an interrupt or a dead worker decides the status,
+// and measurements printed before it are kept with a warning; a process
+// that could not start has nothing to judge. A run that reports no
+// measurements is never ok.
+func Conclude(e Engine, p *spec.Point, f Finished) Verdict {
+	var stopped Verdict
+	switch f.Stopped {
+	case StoppedTimeout:
+		stopped.Status = results.StatusTimeout
+	case StoppedInterrupt:
+		stopped.Status = results.StatusInterrupted
+		stopped.Error = "interrupted by the user"
+	case StoppedWorker, StoppedStart:
+		stopped.Status = results.StatusFailed
+	}
+	if f.StopErr != nil && stopped.Error == "" {
+		stopped.Error = f.StopErr.Error()
+	}
+	if f.Stopped == StoppedStart {
+		return stopped
+	}
+	v := e.Judge(p, f)
+	if stopped.Status != "" {
+		if len(v.Metrics) > 0 && f.Stopped != StoppedInterrupt {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%d %s printed before the run stopped; %s kept",
+				len(v.Metrics), plural(len(v.Metrics), "measurement was", "measurements were"), plural(len(v.Metrics), "it is", "they are")))
+		}
+		tail := v.LogTail
+		v.Status, v.Error, v.LogTail = stopped.Status, stopped.Error, ""
+		if tail != "" {
+			v.LogTail = tail
+		}
+	}
+	if v.Status == "" {
+		v.Status, v.Error = results.StatusFailed, "no verdict"
+	}
+	if v.Status == results.StatusOK && len(v.Metrics) == 0 {
+		v.Status, v.Error = results.StatusFailed, "the engine reported no measurements"
+	}
+	return v
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// HashBinaries returns the sha256 of each named file in dir, by name,
+// through the stat-keyed hash cache under cache (a file whose size, mtime,
+// inode and ctime did not change is not read again). A missing file is an
+// error naming it.
+func HashBinaries(ctx context.Context, cache, dir string, names ...string) (map[string]string, error) {
+	paths := make([]string, len(names))
+	for i, n := range names {
+		paths[i] = filepath.Join(dir, n)
+	}
+	h := &lock.Hasher{Cache: cache}
+	sums, err := h.Hash(ctx, paths)
+	if err != nil {
+		return nil, fmt.Errorf("hashing the engine's binaries: %w", err)
+	}
+	out := make(map[string]string, len(names))
+	for i, n := range names {
+		out[n] = sums[i].SHA256
+	}
+	return out, nil
+}
+
+// Tail returns the last n non-empty lines of an engine's log, trimmed: the
+// one way every family and the build cache keep the end of a log.
+func Tail(b []byte, n int) string {
+	lines := strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
+	var keep []string
+	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
+		if l := strings.TrimRight(lines[i], " \t\r"); strings.TrimSpace(l) != "" {
+			keep = append(keep, l)
+		}
+	}
+	for i, j := 0, len(keep)-1; i < j; i, j = i+1, j-1 {
+		keep[i], keep[j] = keep[j], keep[i]
+	}
+	return strings.Join(keep, "\n")
+}
+
+// SortedNames returns the keys of a map in order.
+func SortedNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

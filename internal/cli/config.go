@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"os"
+
+	"github.com/rigorbench/rigor/internal/gitsrc"
+	"github.com/rigorbench/rigor/internal/hf"
+	"github.com/rigorbench/rigor/internal/run"
+)
+
+// config is rigor's configuration from the environment, read here, once,
+// and passed down to the libraries as values (as cue's cueconfig does), so
+// that the libraries stay pure and their tests need no environment tricks.
+//
+//	RIGOR_CACHE       rigor's cache (builds, git mirrors, engine installs,
+//	                  synthetic models, the hash cache); else
+//	                  $XDG_CACHE_HOME/rigor, else ~/.cache/rigor
+//	HF_HUB_CACHE, HF_HOME, HUGGINGFACE_HUB_CACHE
+//	                  the Hugging Face hub cache, as huggingface_hub reads it
+//	RIGOR_RIG_FILE    a JSON rig that replaces detection (tests)
+//	RIGOR_GIT_AUTHOR  "Name <email>" of rigor's commits
+type config struct {
+	Cache   string
+	HFCache string
+	Getenv  func(string) string
+	Lookup  func(string) (string, bool)
+}
+
+func loadConfig() config {
+	c := config{Getenv: os.Getenv, Lookup: os.LookupEnv}
+	c.Cache = gitsrc.CacheDirFrom(c.Getenv)
+	c.HFCache, _ = hf.CacheDir()
+	return c
+}
+
+// cfg returns the configuration, read on first use.
+func (e *env) cfg() config {
+	if e.config == nil {
+		c := loadConfig()
+		e.config = &c
+	}
+	return *e.config
+}
+
+// runner returns a runner for an experiment of the module at root, with
+// the configuration filled in.
+func (e *env) runner(root string) *run.Runner {
+	c := e.cfg()
+	return &run.Runner{Root: root, Cache: c.Cache, HFCache: c.HFCache, Getenv: c.Lookup, RigorVersion: Version}
+}
