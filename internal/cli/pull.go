@@ -7,13 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/lock"
 )
@@ -51,7 +49,7 @@ func (c *pullCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "rigor: %s uses a synthetic model; nothing to pull\n", x.ID)
 		return nil
 	case m.Requested.HF == "":
-		files, err := verifyModel(ctx, set.Root, x.ID, entry)
+		files, err := e.verifyModel(ctx, set.Root, x.ID, entry)
 		if err != nil {
 			return err
 		}
@@ -97,70 +95,13 @@ func (c *pullCmd) Run(e *env) error {
 	return nil
 }
 
-// verifyModel finds the locked model files of experiment id (local files
-// relative to the module root, or the hub cache's snapshot of the locked
-// commit) and checks each against the lock through the stat-keyed hash
-// cache, so an unchanged file is not read again. It returns the files'
-// paths. A missing file is an error naming the path expected and the
-// command that fetches it.
-func verifyModel(ctx context.Context, root, id string, entry *lock.Entry) ([]string, error) {
-	m := entry.Model
-	hubCache := ""
-	if m.Requested.HF != "" {
-		var err error
-		if hubCache, err = hf.CacheDir(); err != nil {
-			return nil, err
-		}
-	}
-	paths := entry.ModelFiles(hubCache)
-	if m.Synthetic != nil {
-		return paths, nil
-	}
-	if len(paths) != len(m.Files) {
-		return nil, fmt.Errorf("%s: the lock names %d model files but %d paths", id, len(m.Files), len(paths))
-	}
-	for i, p := range paths {
-		if !filepath.IsAbs(p) {
-			paths[i] = filepath.Join(root, p)
-		}
-	}
-	var hashable []string
-	locked := map[string]lock.FileLock{}
-	for i, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			if m.Requested.HF != "" {
-				return nil, withHint(fmt.Errorf("%s: model file %s is not in the hub cache (expected %s)", id, m.Files[i].Path, p), "run 'rigor pull "+id+"' to download it")
-			}
-			return nil, withHint(fmt.Errorf("%s: model file %s is missing", id, p), "restore it, or relock the model with 'rigor lock --update model "+id+"'")
-		}
-		if fi.Size() != m.Files[i].Size {
-			return nil, modelMismatch(id, m, p, fmt.Sprintf("size %d, lock has %d", fi.Size(), m.Files[i].Size))
-		}
-		if m.Files[i].SHA256 != "" {
-			hashable = append(hashable, p)
-			locked[p] = m.Files[i]
-		}
-	}
-	h := &lock.Hasher{Cache: gitsrc.CacheDir()}
-	sums, err := h.Hash(ctx, hashable)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range sums {
-		if want := locked[s.Path].SHA256; !strings.EqualFold(s.SHA256, want) {
-			return nil, modelMismatch(id, m, s.Path, fmt.Sprintf("sha256 %.12s, lock has %.12s", s.SHA256, want))
-		}
-	}
-	return paths, nil
-}
-
-func modelMismatch(id string, m lock.ModelLock, path, what string) error {
-	err := fmt.Errorf("%s: model file %s differs from the lock: %s", id, path, what)
-	if m.Requested.HF != "" {
-		return withHint(err, "remove it and run 'rigor pull "+id+"' to download the locked bytes")
-	}
-	return withHint(err, "restore the locked file, or relock with 'rigor lock --update model "+id+"' if the change is intended")
+// verifyModel checks the locked model files of experiment id against the
+// lock (lock.VerifyModel, the check `rigor run` makes too) and returns
+// their paths.
+func (e *env) verifyModel(ctx context.Context, root, id string, entry *lock.Entry) ([]string, error) {
+	c := e.cfg()
+	files, err := lock.VerifyModel(ctx, lock.VerifyOptions{Root: root, HFCache: c.HFCache, Cache: c.Cache}, id, entry)
+	return files, explain(err, id)
 }
 
 // pullBar draws download progress on a terminal; a nil *pullBar draws

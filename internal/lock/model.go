@@ -2,8 +2,6 @@ package lock
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +13,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rigorbench/rigor/internal/gguf"
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -285,11 +282,6 @@ func SyntheticPath(cache, sha string) string {
 	return filepath.Join(cache, "models", "synthetic", sha+".gguf")
 }
 
-func syntheticSpec(s spec.Synthetic) gguf.SyntheticSpec {
-	return gguf.SyntheticSpec{Arch: s.Arch, Layers: s.Layers, Embd: s.Embd, Heads: s.Heads, KVHeads: s.KVHeads,
-		FF: s.FF, Vocab: s.Vocab, Ctx: s.Ctx, Type: s.Type, Seed: s.Seed}
-}
-
 // synthetic writes the synthetic model into the cache (unless the old
 // lock's file is there already) and pins its hash.
 func (r *Resolver) synthetic(ctx context.Context, s spec.Synthetic, old *SyntheticLock) (*SyntheticLock, error) {
@@ -299,37 +291,11 @@ func (r *Resolver) synthetic(ctx context.Context, s spec.Synthetic, old *Synthet
 		}
 	}
 	v, err := r.once(fmt.Sprintf("synthetic\x00%+v", s), func() (any, error) {
-		gs := syntheticSpec(s)
-		if err := gs.Validate(); err != nil {
-			return nil, fmt.Errorf("synthetic model: %w", err)
-		}
-		dir := filepath.Join(r.opts.Cache, "models", "synthetic")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("synthetic model: %w", err)
-		}
-		tmp, err := os.CreateTemp(dir, ".synthetic-*.gguf")
+		final, sum, size, err := writeSynthetic(filepath.Join(r.opts.Cache, "models", "synthetic"), s)
 		if err != nil {
-			return nil, fmt.Errorf("synthetic model: %w", err)
-		}
-		defer os.Remove(tmp.Name())
-		h := sha256.New()
-		cw := &countWriter{w: io.MultiWriter(tmp, h)}
-		err = gguf.WriteSynthetic(cw, gs)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, fmt.Errorf("writing synthetic model %s: %w", gs.Name(), err)
-		}
-		sum := hex.EncodeToString(h.Sum(nil))
-		final := SyntheticPath(r.opts.Cache, sum)
-		if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 			return nil, err
 		}
-		if err := os.Rename(tmp.Name(), final); err != nil {
-			return nil, fmt.Errorf("synthetic model: %w", err)
-		}
-		return &SyntheticLock{SHA256: sum, Size: cw.n, GGUF: ggufFacts(final)}, nil
+		return &SyntheticLock{SHA256: sum, Size: size, GGUF: ggufFacts(final)}, nil
 	})
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/all"
-	"github.com/rigorbench/rigor/internal/gguf"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
@@ -86,30 +84,6 @@ type Prepared struct {
 	Model      results.Model
 	// Warnings are recorded with every run of the experiment.
 	Warnings []string
-}
-
-// ModelError reports a model file that is missing or differs from the
-// lock.
-type ModelError struct {
-	Path       string
-	Want, Got  string
-	Missing    bool
-	Experiment string
-}
-
-func (e *ModelError) Error() string {
-	if e.Missing {
-		return fmt.Sprintf("model file %s is missing", e.Path)
-	}
-	return fmt.Sprintf("model file %s does not match the lock: sha256 %s, locked %s", e.Path, e.Got, e.Want)
-}
-
-// Hint says how to get the right bytes.
-func (e *ModelError) Hint() string {
-	if e.Missing {
-		return "fetch the locked files with 'rigor pull " + e.Experiment + "'"
-	}
-	return "the file changed since 'rigor lock': restore it ('rigor pull " + e.Experiment + "'), or lock the new bytes with 'rigor lock --update model " + e.Experiment + "'"
 }
 
 // Prepare builds or installs the engine and verifies the model of a locked
@@ -209,88 +183,28 @@ func (r *Runner) abs(p string) string {
 func (r *Runner) prepareModel(ctx context.Context, x *spec.Experiment, entry *lock.Entry, p *Prepared) error {
 	m := entry.Model
 	p.Model = results.Model{HF: m.Requested.HF, Revision: m.Requested.Revision, Commit: m.Commit, Path: m.Requested.Path, Quant: x.Spec.Model.Quant}
-	files := entry.ModelFiles(r.HFCache)
-	for i, f := range files {
-		files[i] = r.abs(f)
-	}
 	p.Inputs.Model = r.abs(entry.EntryModel(r.HFCache))
 	if m.Synthetic != nil {
-		path := files[0]
-		if _, err := os.Stat(path); err != nil {
-			r.say("writing the synthetic model")
-			if err := writeSynthetic(path, x.Spec.Model.Synthetic); err != nil {
-				return err
-			}
-		}
-		h := &lock.Hasher{Cache: r.Cache}
-		got, err := h.Hash(ctx, []string{path})
+		r.say("checking the synthetic model")
+		path, warning, err := lock.EnsureSynthetic(ctx, r.Cache, x.ID, x.Spec.Model.Synthetic, m.Synthetic)
 		if err != nil {
 			return err
 		}
-		if got[0].SHA256 != m.Synthetic.SHA256 {
-			// The file in the cache was damaged: the model is a pure
-			// function of its spec, so write it again and check again.
-			p.Warnings = append(p.Warnings, fmt.Sprintf("the cached synthetic model %s had sha256 %s; it was written again", path, got[0].SHA256))
+		if warning != "" {
+			p.Warnings = append(p.Warnings, warning)
 			r.say("the cached synthetic model does not match the lock: writing it again")
-			if err := writeSynthetic(path, x.Spec.Model.Synthetic); err != nil {
-				return err
-			}
-			if got, err = h.Hash(ctx, []string{path}); err != nil {
-				return err
-			}
-			if got[0].SHA256 != m.Synthetic.SHA256 {
-				return &ModelError{Path: path, Want: m.Synthetic.SHA256, Got: got[0].SHA256, Experiment: x.ID}
-			}
 		}
 		p.Model.Files = []results.File{{Path: filepath.Base(path), Size: m.Synthetic.Size, SHA256: m.Synthetic.SHA256, GGUF: m.Synthetic.GGUF}}
 		return nil
 	}
-	for _, f := range files {
-		if _, err := os.Stat(f); err != nil {
-			return &ModelError{Path: f, Missing: true, Experiment: x.ID}
-		}
-	}
-	r.say("verifying %d model %s", len(files), plural(len(files), "file", "files"))
-	h := &lock.Hasher{Cache: r.Cache}
-	got, err := h.Hash(ctx, files)
-	if err != nil {
+	r.say("verifying %d model %s", len(m.Files), plural(len(m.Files), "file", "files"))
+	if _, err := lock.VerifyModel(ctx, lock.VerifyOptions{Root: r.Root, HFCache: r.HFCache, Cache: r.Cache}, x.ID, entry); err != nil {
 		return err
 	}
-	for i, f := range m.Files {
-		if i >= len(got) {
-			break
-		}
-		want := f.SHA256
-		if want != "" && got[i].SHA256 != want {
-			return &ModelError{Path: files[i], Want: want, Got: got[i].SHA256, Experiment: x.ID}
-		}
-		p.Model.Files = append(p.Model.Files, results.File{Path: f.Path, Size: f.Size, SHA256: got[i].SHA256, GGUF: f.GGUF})
+	for _, f := range m.Files {
+		p.Model.Files = append(p.Model.Files, results.File{Path: f.Path, Size: f.Size, SHA256: f.SHA256, GGUF: f.GGUF})
 	}
 	return nil
-}
-
-func writeSynthetic(path string, s *spec.Synthetic) error {
-	if s == nil {
-		return errors.New("the lock names a synthetic model but the experiment has none")
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".synthetic-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	spec := gguf.SyntheticSpec{Arch: s.Arch, Layers: s.Layers, Embd: s.Embd, Heads: s.Heads, KVHeads: s.KVHeads,
-		FF: s.FF, Vocab: s.Vocab, Ctx: s.Ctx, Type: s.Type, Seed: s.Seed}
-	if err := gguf.WriteSynthetic(tmp, spec); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing the synthetic model: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // PointRun is one recorded execution of one point.
