@@ -3,10 +3,13 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/internal/buildcache"
 	"github.com/rigorbench/rigor/internal/gitsrc"
+	"github.com/rigorbench/rigor/internal/results"
 )
 
 // explain adds what the user can do about an error of preparing or running
@@ -37,4 +40,26 @@ func explain(err error, id string) error {
 		return withHint(err, h.Hint())
 	}
 	return err
+}
+
+// commitRecords commits record files (and their raw outputs) that were
+// just written: the one way run and import commit. A module outside git
+// is a warning (what names the records with their verb: "the records
+// are"); any other failure is returned, and the records stay written
+// either way. The commit does not share a run's context, so a record
+// written after Ctrl-C is still committed.
+func (e *env) commitRecords(store *results.Store, files []string, msg, what string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := store.Commit(ctx, files, msg)
+	if errors.Is(err, results.ErrNotRepository) {
+		fmt.Fprintf(e.stderr, "rigor: warning: %s not committed: the module is not in a git repository ('git init' to keep their history, or --no-commit)\n", what)
+		return nil
+	}
+	return err
+}
+
+// notCommitted is the error for records written but not committed.
+func notCommitted(what string, err error) error {
+	return withHint(fmt.Errorf("%s written but not committed: %w", what, err), "commit them yourself with git, or pass --no-commit")
 }

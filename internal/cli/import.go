@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -140,10 +139,8 @@ func (c *importCmd) Run(e *env) error {
 			names = append(names, filepath.Base(f))
 		}
 		msg := fmt.Sprintf("rigor import %s: %d %s", strings.Join(names, " "), len(outs), plural(len(outs), "run", "runs"))
-		if _, err := store.Commit(context.Background(), written, msg); errors.Is(err, results.ErrNotRepository) {
-			fmt.Fprintf(e.stderr, "rigor: warning: the records are not committed: the module is not in a git repository ('git init' to keep their history)\n")
-		} else if err != nil {
-			commitErr = withHint(errors.New("the imported records are written but not committed: "+lastPart(err.Error())), "commit them yourself with git, or pass --no-commit")
+		if err := e.commitRecords(store, written, msg, "the imported records are"); err != nil {
+			commitErr = notCommitted("the imported records are", err)
 		}
 	}
 	if c.JSON {
@@ -198,16 +195,10 @@ func importHint(err error) error {
 		return withHint(err, "rigor imports "+strings.Join(interop.ImportFormats, ", ")+"; name one with --format if detection fails")
 	case errors.Is(err, interop.ErrTruncated):
 		return withHint(err, "nothing was imported; re-export or re-run to get the whole file")
-	case strings.Contains(err.Error(), "linked to no experiment") || strings.Contains(err.Error(), "give --experiment"):
+	}
+	var le *interop.LinkError
+	if errors.As(err, &le) {
 		return withHint(err, "'rigor list' shows the experiment ids")
 	}
 	return err
-}
-
-// lastPart is the cause at the end of a long "doing x: cause" message.
-func lastPart(msg string) string {
-	if i := strings.LastIndex(msg, ": "); i >= 0 {
-		return msg[i+2:]
-	}
-	return msg
 }

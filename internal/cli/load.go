@@ -31,7 +31,7 @@ func (e *env) loadSet(patterns []string) (*spec.Set, error) {
 	}
 	set, err := spec.Load(spec.Options{Root: root, Patterns: patterns, Release: !one, Check: checkPlan})
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "no experiments") || strings.HasPrefix(err.Error(), "no "+spec.ExperimentsDir+"/ directory") {
+		if errors.Is(err, spec.ErrNoExperiments) {
 			return nil, withHint(err, "write experiments as CUE files in "+spec.ExperimentsDir+"/<name>/*.cue; 'rigor init' creates an example")
 		}
 		return set, err

@@ -149,15 +149,8 @@ func (c *runCmd) Run(e *env) error {
 		if !c.NoCommit && commitErr == nil {
 			files := []string{path, store.RawDir(pr.Record.Experiment, pr.Record.ID)}
 			msg := fmt.Sprintf("rigor run %s: %s\n\nrun %s", pr.Point.ID, pr.Record.Status, pr.Record.ID)
-			// A recorded interrupted run is still committed after Ctrl-C.
-			cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			_, err := store.Commit(cctx, files, msg)
-			cancel()
-			if errors.Is(err, results.ErrNotRepository) {
-				fmt.Fprintf(e.stderr, "rigor: warning: %s is not committed: the module is not in a git repository ('git init' to keep the history of your results, or --no-commit)\n", rel)
-			} else if err != nil {
-				commitErr = err
-				fmt.Fprintf(e.stderr, "rigor: warning: the record is kept at %s but was not committed: %v\n", rel, err)
+			if commitErr = e.commitRecords(store, files, msg, rel+" is"); commitErr != nil {
+				fmt.Fprintf(e.stderr, "rigor: warning: the record is kept at %s but was not committed: %v\n", rel, commitErr)
 			}
 		}
 		return nil
@@ -179,7 +172,7 @@ func (c *runCmd) Run(e *env) error {
 		return &runFailedError{interrupted: true}
 	}
 	if commitErr != nil {
-		return withHint(fmt.Errorf("the records are written but not committed: %w", commitErr), "commit them yourself with git, or pass --no-commit")
+		return notCommitted("the records are", commitErr)
 	}
 	if failed > 0 {
 		return &runFailedError{failed: failed, total: len(written)}

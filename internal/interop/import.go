@@ -314,7 +314,7 @@ func (c *conv) link(label string) (*spec.Point, string, error) {
 	for _, x := range found {
 		ids = append(ids, x.ID)
 	}
-	return nil, "", fmt.Errorf("run %q: label is in the labels of %s; give --experiment", label, strings.Join(ids, ", "))
+	return nil, "", &LinkError{Msg: fmt.Sprintf("run %q: label is in the labels of %s; give --experiment", label, strings.Join(ids, ", "))}
 }
 
 // pickPoint picks the point of an experiment: its only point, or the
@@ -358,8 +358,14 @@ func (c *conv) noLink(label, why string) error {
 	if why != "" {
 		msg += ": " + why
 	}
-	return fmt.Errorf("%s; give --experiment ID or add the label to an experiment's labels", msg)
+	return &LinkError{Msg: msg + "; give --experiment ID or add the label to an experiment's labels"}
 }
+
+// LinkError is a record that rigor cannot link to one experiment by
+// itself: no experiment claims it, or several do. --experiment says which.
+type LinkError struct{ Msg string }
+
+func (e *LinkError) Error() string { return e.Msg }
 
 var hex40 = regexp.MustCompile(`^[0-9a-f]{40}$`)
 var hexShort = regexp.MustCompile(`^[0-9a-fA-F]{7,39}$`)

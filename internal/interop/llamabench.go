@@ -28,7 +28,7 @@ func (c *conv) llamaBench() ([]Imported, error) {
 		return nil, errors.New("no rows")
 	}
 	if c.opts.Experiment == "" {
-		return nil, errors.New("llama-bench output does not say which experiment it belongs to; give --experiment ID")
+		return nil, &LinkError{Msg: "llama-bench output does not say which experiment it belongs to; give --experiment ID"}
 	}
 	x, err := c.findExperiment(c.opts.Experiment)
 	if err != nil {

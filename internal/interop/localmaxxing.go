@@ -304,5 +304,5 @@ func (c *conv) linkByModel(hf, engineName, quant string) (*spec.Point, string, e
 	for _, x := range found {
 		ids = append(ids, x.ID)
 	}
-	return nil, "", fmt.Errorf("several experiments have model.hf %q, engine %q and model.quant %q (%s); give --experiment", hf, engineName, quant, strings.Join(ids, ", "))
+	return nil, "", &LinkError{Msg: fmt.Sprintf("several experiments have model.hf %q, engine %q and model.quant %q (%s); give --experiment", hf, engineName, quant, strings.Join(ids, ", "))}
 }

@@ -29,6 +29,17 @@ const ExperimentsDir = "experiments"
 // ErrNoModule is returned when no cue.mod directory is found.
 var ErrNoModule = errors.New("not inside a rigor module: no cue.mod directory found")
 
+// ErrNoExperiments is wrapped by the errors of a module that has no
+// experiments to load: no experiments/ directory, or no .cue files in it.
+var ErrNoExperiments = errors.New("no experiments")
+
+// noExperiments says why a module has no experiments; it is
+// ErrNoExperiments.
+type noExperiments string
+
+func (e noExperiments) Error() string        { return string(e) }
+func (e noExperiments) Is(target error) bool { return target == ErrNoExperiments }
+
 // FindRoot walks up from dir to the directory that holds cue.mod/.
 func FindRoot(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
@@ -153,7 +164,7 @@ func Packages(root string) ([]string, error) {
 	base := filepath.Join(root, ExperimentsDir)
 	fi, err := os.Stat(base)
 	if err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("no %s/ directory in the module", ExperimentsDir)
+		return nil, noExperiments(fmt.Sprintf("no %s/ directory in the module", ExperimentsDir))
 	}
 	var pkgs []string
 	err = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
@@ -265,7 +276,7 @@ func Load(opts Options) (*Set, error) {
 	}
 	if len(load1) == 0 {
 		if len(pkgs) == 0 {
-			return s, fmt.Errorf("no experiments: %s/ holds no .cue files", ExperimentsDir)
+			return s, noExperiments(fmt.Sprintf("no experiments: %s/ holds no .cue files", ExperimentsDir))
 		}
 		s.Problems = col.list()
 		return s, sel.unmatched(s)
