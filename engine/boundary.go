@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/rigorbench/rigor/internal/lock"
@@ -275,30 +274,4 @@ func HashBinaries(ctx context.Context, cache, dir string, names ...string) (map[
 		out[n] = sums[i].SHA256
 	}
 	return out, nil
-}
-
-// Tail returns the last n non-empty lines of an engine's log, trimmed: the
-// one way every family and the build cache keep the end of a log.
-func Tail(b []byte, n int) string {
-	lines := strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
-	var keep []string
-	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
-		if l := strings.TrimRight(lines[i], " \t\r"); strings.TrimSpace(l) != "" {
-			keep = append(keep, l)
-		}
-	}
-	for i, j := 0, len(keep)-1; i < j; i, j = i+1, j-1 {
-		keep[i], keep[j] = keep[j], keep[i]
-	}
-	return strings.Join(keep, "\n")
-}
-
-// SortedNames returns the keys of a map in order.
-func SortedNames(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

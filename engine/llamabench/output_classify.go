@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/rigorbench/rigor/internal/logtail"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -68,7 +69,7 @@ func Classify(stdout, stderr []byte, exitCode int, signaled bool) Outcome {
 	if arg, ok := outRejectedArg(stdout, stderr); ok && len(rows) == 0 {
 		o.Status = results.StatusFailed
 		o.Error = "engine rejected arguments: " + arg
-		o.LogTail = outTail(stderr)
+		o.LogTail = logtail.Lines(stderr, outTailLines)
 		return o
 	}
 	if perr != nil && len(rows) == 0 {
@@ -77,14 +78,14 @@ func Classify(stdout, stderr []byte, exitCode int, signaled bool) Outcome {
 		if !clean {
 			o.Error += "; " + outEndDescription(exitCode, signaled, stderr)
 		}
-		o.LogTail = outTail(stderr)
+		o.LogTail = logtail.Lines(stderr, outTailLines)
 		return o
 	}
 	if len(rows) > 0 && clean && complete && perr == nil {
 		o.Status = results.StatusOK
 		return o
 	}
-	o.LogTail = outTail(stderr)
+	o.LogTail = logtail.Lines(stderr, outTailLines)
 	if len(rows) > 0 {
 		o.Status = results.StatusCrashed
 		after := fmt.Sprintf("after %d row%s", len(rows), outPlural(len(rows)))
@@ -299,19 +300,6 @@ func outLines(b []byte) []string {
 		return nil
 	}
 	return strings.Split(s, "\n")
-}
-
-// outTail returns the last outTailLines lines of stderr, trailing blank
-// lines dropped.
-func outTail(stderr []byte) string {
-	lines := outLines(stderr)
-	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if len(lines) > outTailLines {
-		lines = lines[len(lines)-outTailLines:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func outShorten(s string, n int) string {

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rigorbench/rigor/internal/logtail"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -525,7 +526,7 @@ var Platforms = []string{"linux-x64", "linux-arm64", "linux-armv7l", "mac-arm64-
 // not exist (E404: a platform with no package).
 func npmError(runErr error, out []byte, version, platform string) error {
 	text := string(out)
-	t := tailLines(text, 15)
+	t := logtail.Lines([]byte(text), 15)
 	switch {
 	case npmUnreachableRE.MatchString(text):
 		return &InstallError{Err: ErrRegistryUnreachable, Output: t,
@@ -552,14 +553,6 @@ func npmError(runErr error, out []byte, version, platform string) error {
 	return &InstallError{Err: runErr, Output: t,
 		Msg:    fmt.Sprintf("installing node-llama-cpp@%s: npm install failed (%v): %s", version, runErr, lastLine(text)),
 		Advice: "run the npm command with --loglevel verbose to see more"}
-}
-
-func tailLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func lastLine(s string) string {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rigorbench/rigor/engine/llamabench"
+	"github.com/rigorbench/rigor/internal/logtail"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -58,7 +59,7 @@ func ParseOutput(stdout, stderr []byte, exit int) Outcome {
 	c := llamabench.Classify(stdout, dropWarnings(stderr), exit, exit < 0)
 	o := Outcome{Status: c.Status, Error: c.Error, Rows: c.Rows, LogTail: c.LogTail}
 	if c.Status != results.StatusOK {
-		o.LogTail = tail(stderr)
+		o.LogTail = logtail.Lines(stderr, 20)
 	}
 	if len(c.Rows) == 0 && c.Status == results.StatusFailed {
 		if msg := runnerError(stderr); msg != "" {
@@ -166,17 +167,4 @@ func runnerError(stderr []byte) string {
 		}
 	}
 	return ""
-}
-
-// tail returns the last 20 lines of stderr.
-func tail(stderr []byte) string {
-	s := strings.TrimRight(strings.ToValidUTF8(string(stderr), "?"), "\n")
-	if s == "" {
-		return ""
-	}
-	lines := strings.Split(s, "\n")
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/rigorbench/rigor/internal/logtail"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -62,7 +63,7 @@ func Classify(o Output) Outcome {
 		if tb != "" {
 			msg = tb
 		}
-		return Outcome{Status: results.StatusFailed, Error: msg, LogTail: tail(o.Stderr, tailLines)}
+		return Outcome{Status: results.StatusFailed, Error: msg, LogTail: logtail.Lines(o.Stderr, tailLines)}
 	}
 	if o.Signaled || o.ExitCode != 0 {
 		why := fmt.Sprintf("vllm bench exited with status %d", o.ExitCode)
@@ -77,7 +78,7 @@ func Classify(o Output) Outcome {
 				if tb != "" {
 					msg += ": " + tb
 				}
-				return Outcome{Status: results.StatusCrashed, Error: msg, Metrics: m, Warnings: w, LogTail: tail(o.Stderr, tailLines)}
+				return Outcome{Status: results.StatusCrashed, Error: msg, Metrics: m, Warnings: w, LogTail: logtail.Lines(o.Stderr, tailLines)}
 			}
 		}
 		if arg := rejected(o.Stderr); arg != "" && tb == "" && !o.Signaled {
@@ -188,12 +189,4 @@ func looksLikeException(l string) bool {
 		return false
 	}
 	return name[0] >= 'A' && name[0] <= 'Z' || strings.Contains(name, ".")
-}
-
-func tail(b []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rigorbench/rigor/internal/logtail"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -171,7 +172,7 @@ func run(ctx context.Context, argv ...string) ([]byte, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		if msg := strings.TrimSpace(tail(stderr.Bytes(), 1)); msg != "" {
+		if msg := strings.TrimSpace(logtail.Lines(stderr.Bytes(), 1)); msg != "" {
 			return out, fmt.Errorf("%w: %s", err, msg)
 		}
 		return out, err

@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rigorbench/rigor/internal/logtail"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -264,7 +265,7 @@ func (c Cache) Build(ctx context.Context, in Inputs, fn BuildFunc) (e *Entry, bu
 		if err := os.Rename(logPath, kept); err != nil {
 			kept = ""
 		}
-		return nil, true, &FailedError{Key: key, Log: kept, Tail: tailFile(kept, TailLines), Err: ferr}
+		return nil, true, &FailedError{Key: key, Log: kept, Tail: logtail.File(kept, TailLines), Err: ferr}
 	}
 	for name, p := range bins {
 		if filepath.IsAbs(p) || strings.HasPrefix(filepath.Clean(p), "..") {
@@ -328,43 +329,4 @@ func syncDir(dir string) {
 		d.Sync()
 		d.Close()
 	}
-}
-
-// tailFile returns the last n lines of the file at path, or "".
-func tailFile(path string, n int) string {
-	if path == "" {
-		return ""
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	const max = 64 << 10
-	fi, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	off := fi.Size() - max
-	if off < 0 {
-		off = 0
-	}
-	buf := make([]byte, fi.Size()-off)
-	if _, err := f.ReadAt(buf, off); err != nil {
-		return ""
-	}
-	return Tail(string(buf), n)
-}
-
-// Tail returns the last n non-empty-terminated lines of s.
-func Tail(s string, n int) string {
-	s = strings.TrimRight(s, "\n")
-	if s == "" {
-		return ""
-	}
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -129,19 +129,3 @@ func TestCache_Lookup_badKey(t *testing.T) {
 		}
 	}
 }
-
-func TestTail(t *testing.T) {
-	for _, c := range []struct {
-		s    string
-		n    int
-		want string
-	}{
-		{"a\nb\nc\n", 2, "b\nc"},
-		{"a\nb", 5, "a\nb"},
-		{"", 3, ""},
-	} {
-		if got := Tail(c.s, c.n); got != c.want {
-			t.Errorf("Tail(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
-		}
-	}
-}

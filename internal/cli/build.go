@@ -11,7 +11,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
 )
 
 type buildCmd struct {

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/rigorbench/rigor/internal/logtail"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/slurm"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -440,7 +441,7 @@ func (c *jobsTaskCmd) Run(e *env) error {
 		if why == "" {
 			why = fmt.Sprintf("rigor run exited without a record (%v)", runErr)
 		}
-		return c.fail(ctx, e, b, work, why, tailLines(stderr.String(), 20))
+		return c.fail(ctx, e, b, work, why, logtail.Lines(stderr.Bytes(), 20))
 	}
 	return c.publish(ctx, e, b, work, runs)
 }
@@ -524,14 +525,6 @@ func lastError(s string) string {
 		}
 	}
 	return strings.Join(errs, "; ")
-}
-
-func tailLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func shortHash(h string) string {

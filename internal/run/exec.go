@@ -8,7 +8,6 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/internal/logtail"
 )
 
 // Status values of an execution, beside the engine's own verdict.
@@ -320,23 +320,11 @@ func waitReady(ctx context.Context, p *proc, limit time.Duration) error {
 }
 
 func tailOf(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil || len(bytes.TrimSpace(b)) == 0 {
+	t := logtail.Compact(logtail.Read(path), 3)
+	if t == "" {
 		return ""
 	}
-	return "; its stderr ends: " + Tail(string(b), 3)
-}
-
-// Tail returns the last n non-empty lines of s, joined by " | ".
-func Tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	var keep []string
-	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
-		if strings.TrimSpace(lines[i]) != "" {
-			keep = append([]string{strings.TrimSpace(lines[i])}, keep...)
-		}
-	}
-	return strings.Join(keep, " | ")
+	return "; its stderr ends: " + t
 }
 
 // stop ends a process group: SIGTERM, then SIGKILL after the grace period.

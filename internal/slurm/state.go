@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rigorbench/rigor/internal/logtail"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -206,15 +206,7 @@ func (b *Batch) SetResult(r *TaskResult) error {
 
 // Tail returns the last n lines of task i's output, "" when there is none.
 func (b *Batch) Tail(i, n int) string {
-	data, err := os.ReadFile(b.OutputOf(i))
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return logtail.File(b.OutputOf(i), n)
 }
 
 func writeJSON(path string, v any) error {
