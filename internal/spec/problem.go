@@ -183,12 +183,18 @@ func (c *collector) addCUE(pkg, id string, err error, s *Set, exp *cue.Value, fa
 	}
 	var groups []*group
 	byPath := map[string]*group{}
-	for _, e := range errs {
+	for i, e := range errs {
 		p := e.path
 		if id != "" && len(p) > 0 {
 			p = p[1:] // drop the experiment name
 		}
 		key := strings.Join(p, ".")
+		if id == "" && key == "" {
+			// Syntax and load errors each stand on their own, at their own
+			// position, first error first, as cue vet prints them: joined,
+			// the message of one got the position of another.
+			key = fmt.Sprintf("\x00%d", i)
+		}
 		g, ok := byPath[key]
 		if !ok {
 			g = &group{path: key}
@@ -198,6 +204,9 @@ func (c *collector) addCUE(pkg, id string, err error, s *Set, exp *cue.Value, fa
 		g.errs = append(g.errs, e)
 	}
 	for _, g := range groups {
+		if strings.HasPrefix(g.path, "\x00") {
+			g.path = ""
+		}
 		p := c.explain(pkg, id, g.path, g.errs, s, exp)
 		if len(p.Pos) == 0 && exp != nil && p.Path != "" {
 			p.Pos = userPositions(positionsOf(exp.LookupPath(cue.ParsePath(p.Path))), c.schemaDir)
