@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -193,12 +193,6 @@ func pickMetric(ms []results.MetricSummary) *keyMetric {
 	return &keyMetric{Key: m.Key(), Unit: m.Unit, Mean: m.Mean, N: m.N}
 }
 
-// formatNum prints a value with four significant digits (two decimals at
-// least below 1000), as the diff tables do.
-func formatNum(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v == 0 {
-		return fmt.Sprint(v)
-	}
-	digits := 3 - int(math.Floor(math.Log10(math.Abs(v))))
-	return fmt.Sprintf("%.*f", max(0, digits), v)
-}
+// formatNum prints a value as the diff tables do: four significant digits,
+// thousands grouped, never an exponent.
+func formatNum(v float64) string { return compare.FormatNum(v) }
