@@ -13,8 +13,9 @@
 //     history's [compare.MetricStat], as `rigor log` shows it), a dashed
 //     line where the
 //     lock, the rig or the spec drifted, a red cross for a run that
-//     failed; then the table of runs, which is the plots' text
-//     alternative.
+//     failed. With two engine commits or more, each key metric by
+//     commit: the commit's ok runs pooled, mean and interval. Then the
+//     tables of commits and runs, which are the plots' text alternative.
 //  3. A sweep page (experiments with swept values) plots each metric
 //     against each swept field, one line per combination of the other
 //     fields, from the latest ok run of each point ([results.LatestPerPoint],

@@ -113,8 +113,19 @@ const experimentTmpl = `{{define "experiment.html"}}{{template "head" .}}{{with 
 <h1>{{.ID}}</h1>
 <p class="summary">{{.Summary}}{{if .SweepHref}} · <a href="{{.SweepHref}}">sweep</a>{{end}}{{if .DiffHref}} · <a href="{{.DiffHref}}">latest against previous run</a>{{end}}</p>
 {{range .Figures}}{{template "figure" .}}{{end}}
+{{with .ByCommit}}<h2 id="commits">By engine commit</h2>
+{{range .Figures}}{{template "figure" .}}{{end}}
+<style>table.commits td:nth-child(n+{{if .HasPoint}}5{{else}}4{{end}}){text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}</style>
+<div class="wide"><table class="commits">
+<caption>The ok runs of each engine commit pooled, in the order the commits were first run: each metric's mean with its 95% interval and the number of samples.</caption>
+<thead><tr><th>commit</th><th>first run</th>{{if .HasPoint}}<th>point</th>{{end}}<th class="num">ok runs</th>{{range .Columns}}<th class="num">{{.}}</th><th class="num">n</th>{{end}}</tr></thead>
+<tbody>
+{{$hp := .HasPoint}}{{range .Rows}}<tr><td class="mono">{{.Commit}}<td>{{.First}}{{if $hp}}<td>{{.Point}}{{end}}<td>{{.Runs}}{{range .Cells}}<td>{{.Value}}<td>{{.N}}{{end}}</tr>
+{{end}}</tbody>
+</table></div>
+{{end}}
 <h2 id="runs">Runs</h2>
-<style>table.runs td:nth-child(n+{{.NumFrom}}){text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}table.runs td:nth-child(-n+2){white-space:nowrap}</style>
+<style>table.runs td:nth-child(n+{{.NumFrom}}){text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}table.runs td{white-space:nowrap}table.runs td div{white-space:normal;min-width:16rem}</style>
 <div class="wide"><table class="runs">
 <caption>Every run, oldest first: each metric's mean with its 95% interval and the number of samples; ▲ marks what drifted since the run before.</caption>
 <thead><tr><th>date (UTC)</th><th>run</th>{{if .HasPoint}}<th>point</th>{{end}}{{if .HasRig}}<th>rig</th>{{end}}<th>commit</th><th>status</th>{{range .Columns}}<th class="num">{{.}}</th><th class="num">n</th>{{end}}</tr></thead>

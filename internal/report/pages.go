@@ -76,7 +76,27 @@ type experimentPage struct {
 	Columns []string
 	Rows    []expRow
 	More    []string
+	// ByCommit is the view over engine commits, when there are two or
+	// more.
+	ByCommit *commitView
 }
+
+// commitView pools each engine commit's ok runs, point by point.
+type commitView struct {
+	Figures  []figureHTML
+	HasPoint bool
+	Columns  []string
+	Rows     []commitRow
+}
+
+type commitRow struct {
+	Commit, First, Point string
+	Runs                 int
+	Cells                []statCell
+}
+
+// commitMetrics is how many metrics the view over commits plots.
+const commitMetrics = 2
 
 type expRow struct {
 	Date, ID, Point, Rig, Commit, Status, Error string
@@ -164,6 +184,13 @@ func newExperimentPage(id string, h *compare.History, byID map[string]*results.R
 			c += " (" + u + ")"
 		}
 		p.Columns = append(p.Columns, c)
+	}
+	if len(commits) > 1 {
+		cv, err := newCommitView(id, h, byID, metrics, p.Columns, len(p.Figures))
+		if err != nil {
+			return nil, err
+		}
+		p.ByCommit = cv
 	}
 	for _, e := range h.Entries {
 		row := expRow{Date: minute(e.Start), ID: e.ID, Point: e.Point, Rig: e.Rig, Commit: e.Commit, Status: e.Status, Error: e.Error}
@@ -632,4 +659,126 @@ func sweepFigure(id, key string, a *axis, axes []*axis, ai int, pts []sweptPoint
 		desc += fmt.Sprintf(", one line per value of the other swept fields (%d)", len(lines))
 	}
 	return &Figure{Title: title + " (" + id + ")", Desc: desc + ".", Plots: []*plot.Plot{p}}
+}
+
+// pooledKey names one point at one commit.
+type pooledKey struct{ commit, point string }
+
+// newCommitView pools the samples of each commit's ok runs, point by
+// point, and summarizes them with the mean and its Student-t interval
+// ([compare.MeanCI]), in the order the commits were first run.
+func newCommitView(id string, h *compare.History, byID map[string]*results.Run, metrics, columns []string, figs int) (*commitView, error) {
+	cv := &commitView{Columns: columns}
+	var commits, points []string
+	first := map[string]string{}
+	runs := map[pooledKey]int{}
+	samples := map[pooledKey]map[string][]float64{}
+	units, dirs := map[string]string{}, map[string]string{}
+	for _, e := range h.Entries {
+		if e.Commit == "" {
+			continue
+		}
+		if _, ok := first[e.Commit]; !ok {
+			first[e.Commit] = day(e.Start)
+			commits = append(commits, e.Commit)
+		}
+		if !slices.Contains(points, e.Point) {
+			points = append(points, e.Point)
+		}
+		if e.Status != results.StatusOK {
+			continue
+		}
+		k := pooledKey{e.Commit, e.Point}
+		runs[k]++
+		if samples[k] == nil {
+			samples[k] = map[string][]float64{}
+		}
+		for _, m := range byID[e.ID].Metrics {
+			x := m.Samples
+			if len(x) == 0 {
+				x = []float64{m.Value}
+			}
+			samples[k][m.Key()] = append(samples[k][m.Key()], x...)
+			units[m.Key()] = cmp.Or(units[m.Key()], m.Unit)
+			dirs[m.Key()] = cmp.Or(dirs[m.Key()], compare.MetricDirection(m.Name, m.Direction))
+		}
+	}
+	if h.Chart != nil {
+		rank := map[string]int{}
+		for i, s := range h.Chart.Series {
+			rank[s.Point] = i
+		}
+		slices.SortStableFunc(points, func(a, b string) int { return cmp.Compare(rank[a], rank[b]) })
+	}
+	summary := func(x []float64) compare.Summary {
+		if len(x) == 0 {
+			nan := math.NaN()
+			return compare.Summary{Center: nan, Low: nan, High: nan}
+		}
+		iv := compare.MeanCI(x, confidence)
+		return compare.Summary{N: len(x), Center: compare.Mean(x), Low: iv.Low, High: iv.High, Confidence: iv.Confidence}
+	}
+	for i, key := range metrics {
+		if i == commitMetrics {
+			break
+		}
+		title := key + " by engine commit"
+		p := newPlot(title, "engine commit, in the order first run", axisLabel(units[key], dirs[key]))
+		p.X.Tick.Marker = nominalTicks(commits)
+		slantTicks(p, len(commits))
+		p.X.Min, p.X.Max = -0.5, float64(len(commits))-0.5
+		legend := 0
+		for j, pt := range points {
+			var pts []point
+			for c, commit := range commits {
+				x := samples[pooledKey{commit, pt}][key]
+				if len(x) == 0 {
+					continue
+				}
+				s := summary(x)
+				pts = append(pts, point{X: float64(c), Y: s.Center, Low: s.Low, High: s.High})
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			sr := &series{Points: pts, Color: colorOf(j), Shape: shapes[j%len(shapes)], Line: true}
+			p.Add(sr)
+			if pt != "" {
+				p.Legend.Add(pt, sr)
+				legend++
+			}
+		}
+		padY(p, legend)
+		f := &Figure{Title: title + " (" + id + ")", Plots: []*plot.Plot{p},
+			Desc: fmt.Sprintf("%s of %s for each of %d engine commits, in the order they were first run: the samples of the commit's ok runs pooled, their mean with its 95%% interval", key, id, len(commits))}
+		if len(points) > 1 {
+			f.Desc += fmt.Sprintf(", one line per point (%d)", len(points))
+		}
+		f.Desc += "."
+		fig, err := embed(f, fmt.Sprintf("plot-%d", figs+i+1), "Each commit's ok runs pooled: the mean with its 95% interval; the table below holds the values.")
+		if err != nil {
+			return nil, err
+		}
+		cv.Figures = append(cv.Figures, fig)
+	}
+	for _, commit := range commits {
+		for _, pt := range points {
+			k := pooledKey{commit, pt}
+			if runs[k] == 0 {
+				continue
+			}
+			row := commitRow{Commit: commit, First: first[commit], Point: pt, Runs: runs[k]}
+			cv.HasPoint = cv.HasPoint || pt != ""
+			for _, key := range metrics {
+				cell := statCell{Value: "–"}
+				if x := samples[k][key]; len(x) > 0 {
+					s := summary(x)
+					cell = statCell{Value: fmtStat(s), N: strconv.Itoa(s.N)}
+				}
+				row.Cells = append(row.Cells, cell)
+			}
+			cv.Rows = append(cv.Rows, row)
+		}
+	}
+	return cv, nil
 }

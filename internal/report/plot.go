@@ -77,7 +77,7 @@ func (f *Figure) draw(c vg.CanvasSizer) {
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 	if len(f.Plots) == 1 {
-		f.Plots[0].Draw(dc)
+		drawPlot(f.Plots[0], dc)
 		return
 	}
 	grid := make([][]*plot.Plot, len(f.Plots))
@@ -87,8 +87,31 @@ func (f *Figure) draw(c vg.CanvasSizer) {
 	tiles := draw.Tiles{Rows: len(f.Plots), Cols: 1, PadY: vg.Points(6)}
 	canvases := plot.Align(grid, tiles, dc)
 	for i, p := range f.Plots {
-		p.Draw(canvases[i][0])
+		drawPlot(p, canvases[i][0])
 	}
+}
+
+// maxInsideLegend is the most legend entries drawn inside the data area;
+// a longer legend goes to the right of it, where it hides no data.
+const maxInsideLegend = 6
+
+// drawPlot draws a plot, moving a long legend out of the data area.
+func drawPlot(p *plot.Plot, c draw.Canvas) {
+	leg := p.Legend
+	r := leg.Rectangle(c)
+	if r.Size().Y <= c.Size().Y*0.3 {
+		p.Draw(c)
+		return
+	}
+	w := r.Size().X + vg.Points(10)
+	p.Legend = plot.NewLegend()
+	p.Draw(draw.Crop(c, 0, -w, 0, 0))
+	p.Legend = leg
+	title := vg.Length(0)
+	if p.Title.Text != "" {
+		title = p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+	}
+	leg.Draw(draw.Crop(c, c.Size().X-w+vg.Points(6), 0, 0, -title))
 }
 
 func (f *Figure) height() vg.Length { return plotHeight * vg.Length(max(1, len(f.Plots))) }
@@ -396,7 +419,11 @@ func padY(p *plot.Plot, legend int) {
 	// Room above the data for the legend, which gonum draws inside the
 	// plot's top right corner.
 	p.Y.Min = lo - span*0.12
-	p.Y.Max = hi + span*(0.08+0.09*float64(legend))
+	room := 0.08
+	if legend <= maxInsideLegend {
+		room += 0.09 * float64(legend)
+	}
+	p.Y.Max = hi + span*room
 	if lo >= 0 && p.Y.Min < 0 {
 		p.Y.Min = 0
 	}

@@ -72,7 +72,8 @@ func TestBuild_pages(t *testing.T) {
 	base := pages["experiments/qwen25-7b-4090/base.html"]
 	for _, want := range []string{"tokSOut tg128 over time (qwen25-7b-4090/base)", "dashed lines mark", "crosses mark",
 		"tok/s, higher is better ↑", "lock.engine.commit", "rig.driver: &#34;580.82.07&#34; → &#34;590.44.01&#34;",
-		"cudaMalloc failed: out of memory"} {
+		"cudaMalloc failed: out of memory", "<h2 id=\"commits\">By engine commit</h2>",
+		"tokSOut tg128 by engine commit (qwen25-7b-4090/base)"} {
 		if !strings.Contains(base, want) {
 			t.Errorf("experiment page lacks %q", want)
 		}
