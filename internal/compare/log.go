@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rigorbench/rigor/internal/machine"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -50,6 +51,10 @@ type Entry struct {
 	// previous run of the same point. A lock digest that changed with no
 	// recorded fact to show for it appears as the path "lockDigest".
 	Drift []Change
+	// Busy says why the machine was busy while the run ran ("other
+	// processes took 1.6 of 2 cores while the engine ran (load 3.1)"); ""
+	// when it was not, or the record has no machine state.
+	Busy string
 }
 
 // MetricStat is one metric of one run: the mean of its samples, the 95%
@@ -130,6 +135,9 @@ func Log(runs []results.Run) *History {
 			Status: r.Status, Error: r.Error}
 		if r.Rig != nil {
 			e.Host = r.Rig.Hostname
+		}
+		if busy, why := r.Machine.Busy(machine.DefaultBusyShare); busy {
+			e.Busy = why
 		}
 		for _, m := range r.Metrics {
 			x := m.Samples
@@ -480,6 +488,12 @@ func WriteLogText(w io.Writer, h *History, width int) error {
 		if e.Status != results.StatusOK && e.Error != "" {
 			failure[i+1] = wrap("  ✗ "+e.Status+": "+e.Error, width, 6)
 		}
+		if e.Busy != "" {
+			if failure[i+1] != "" {
+				failure[i+1] += "\n"
+			}
+			failure[i+1] += wrap("  ⚠ busy machine: "+e.Busy, width, 6)
+		}
 	}
 	wd := g.widths()
 	for i, row := range g.rows {
@@ -562,6 +576,7 @@ type jsonEntry struct {
 	Error      string       `json:"error,omitempty"`
 	Metrics    []jsonMetric `json:"metrics"`
 	Drift      []Change     `json:"drift"`
+	Busy       string       `json:"busy,omitempty"`
 }
 
 type jsonMetric struct {
@@ -593,7 +608,8 @@ type jsonSeries struct {
 // {version, experiments, metrics, runs: [{id, experiment, point, start,
 // end, rig, host, commit, status, error, metrics: [{key, name, test, unit,
 // n, mean, stddev, ciLow, ciHigh (the 95% interval of the mean), min,
-// max}], drift: [Change]}], chart: {metric, unit,
+// max}], drift: [Change], busy (why the machine was busy, when it
+// was)}], chart: {metric, unit,
 // series: [{point, values}]}}, with null for a missing number.
 func WriteLogJSON(w io.Writer, h *History) error {
 	out := jsonHistory{Version: JSONVersion, Experiments: orEmpty(h.Experiments),
@@ -601,7 +617,7 @@ func WriteLogJSON(w io.Writer, h *History) error {
 	for _, e := range h.Entries {
 		je := jsonEntry{ID: e.ID, Experiment: e.Experiment, Point: e.Point, Start: e.Start.UTC(), End: e.End.UTC(),
 			Rig: e.Rig, Host: e.Host, Commit: e.Commit, Status: e.Status, Error: e.Error,
-			Metrics: []jsonMetric{}, Drift: orEmpty(e.Drift)}
+			Metrics: []jsonMetric{}, Drift: orEmpty(e.Drift), Busy: e.Busy}
 		for _, m := range e.Metrics {
 			je.Metrics = append(je.Metrics, jsonMetric{m.Key, m.Name, m.Test, m.Unit, m.N,
 				jnum(m.Mean), jnum(m.Stddev), jnum(m.Low), jnum(m.High), jnum(m.Min), jnum(m.Max)})
