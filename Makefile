@@ -6,10 +6,18 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin/rigor
 
-.PHONY: build test unit vet cue-vet tidy-check golden lint check quickstart bench clean
+.PHONY: build install test unit vet cue-vet tidy-check golden lint check quickstart bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rigor
+
+# install puts rigor into Go's bin directory ($GOBIN, else $GOPATH/bin),
+# the same place as `go install github.com/rigorbench/rigor/cmd/rigor@latest`.
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/rigor
+	@bin=$$($(GO) env GOBIN); [ -n "$$bin" ] || bin=$$($(GO) env GOPATH)/bin; \
+	echo "installed $$bin/rigor"; \
+	case ":$$PATH:" in *":$$bin:"*) ;; *) echo "$$bin is not on your PATH: export PATH=\"$$bin:\$$PATH\"";; esac
 
 # test is what CI runs: static checks, the CUE module through the stock cue
 # tool, then every Go test and testscript with the race detector.
@@ -47,7 +55,11 @@ check: test tidy-check lint
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./internal/spec/
 
-quickstart: build
+# quickstart builds with -v so that the first build (minutes on a small
+# machine) names each package as it compiles instead of sitting silent.
+quickstart:
+	@echo "== go build -v -o $(BIN) ./cmd/rigor: compiling rigor; the first time this compiles the CUE evaluator and go-git (minutes on a small machine), one line per package"
+	$(GO) build -v -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rigor
 	./scripts/quickstart.sh
 
 clean:

@@ -30,5 +30,8 @@ quickstart: the record is in results/quickstart/tiny/ (git ignores that
 directory, so your checkout stays clean). Keep a run with
   git add -f results/quickstart/tiny/<run id>.json results/quickstart/tiny/<run id>
 Run 'make quickstart' again to compare a second run with this one, or
-'rigor log quickstart/tiny' to see them all.
+  $rigor log quickstart/tiny
+to see them all. To call rigor by name, put it on your PATH:
+  export PATH="$PWD/bin:\$PATH"     # this checkout's bin/rigor, for this shell
+  make install                       # or copy it to Go's bin directory
 MSG

@@ -50,26 +50,32 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-		Setup: func(env *testscript.Env) error {
-			// REPO points at this checkout, for scripts that read the
-			// module's own experiments.
-			env.Setenv("REPO", repo)
-			env.Setenv("HOME", env.WorkDir)
-			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, ".cache"))
-			env.Setenv("RIGOR_CACHE", filepath.Join(env.WorkDir, ".cache", "rigor"))
-			env.Setenv("HF_HOME", filepath.Join(env.WorkDir, ".cache", "huggingface"))
-			env.Setenv("CUE_CACHE_DIR", filepath.Join(env.WorkDir, ".cache", "cue"))
-			// The npm client, as configured on this machine: its CA bundle
-			// and proxy come from the environment.
-			for _, kv := range os.Environ() {
-				k, v, _ := strings.Cut(kv, "=")
-				if npmEnv(k) {
-					env.Setenv(k, v)
-				}
-			}
-			return nil
-		},
+		Setup: setup(repo),
 	})
+}
+
+// setup gives each script a home, caches and a Hugging Face home of its
+// own under $WORK, and the npm client's configuration of this machine.
+func setup(repo string) func(env *testscript.Env) error {
+	return func(env *testscript.Env) error {
+		// REPO points at this checkout, for scripts that read the
+		// module's own experiments.
+		env.Setenv("REPO", repo)
+		env.Setenv("HOME", env.WorkDir)
+		env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, ".cache"))
+		env.Setenv("RIGOR_CACHE", filepath.Join(env.WorkDir, ".cache", "rigor"))
+		env.Setenv("HF_HOME", filepath.Join(env.WorkDir, ".cache", "huggingface"))
+		env.Setenv("CUE_CACHE_DIR", filepath.Join(env.WorkDir, ".cache", "cue"))
+		// The npm client, as configured on this machine: its CA bundle
+		// and proxy come from the environment.
+		for _, kv := range os.Environ() {
+			k, v, _ := strings.Cut(kv, "=")
+			if npmEnv(k) {
+				env.Setenv(k, v)
+			}
+		}
+		return nil
+	}
 }
 
 // npmEnv reports whether a variable configures how npm and node reach the

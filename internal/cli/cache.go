@@ -38,6 +38,15 @@ type cacheListCmd struct {
 	JSON bool `help:"Print the entries as JSON."`
 }
 
+func (cacheListCmd) Help() string {
+	return `Lists the builds in rigor's engine build cache: id, state (complete,
+building, incomplete, failed), size and inputs.
+
+Examples:
+  rigor cache list
+  rigor cache list --json`
+}
+
 func (c *cacheListCmd) Run(e *env) error {
 	items, err := e.buildCache().List(context.Background())
 	if err != nil {
@@ -58,6 +67,17 @@ type cachePruneCmd struct {
 	All    bool `help:"Remove every build, used or not (never one that is running)."`
 	DryRun bool `help:"List what would be removed; remove nothing."`
 	JSON   bool `help:"Print the removed entries as JSON."`
+}
+
+func (cachePruneCmd) Help() string {
+	return `Removes incomplete builds, the logs of failed ones, and complete builds
+that no lockfile of this module uses on this machine; --all removes every
+build that is not running.
+
+Examples:
+  rigor cache prune --dry-run
+  rigor cache prune
+  rigor cache prune --all --json`
 }
 
 func (c *cachePruneCmd) Run(e *env) error {

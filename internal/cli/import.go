@@ -37,7 +37,7 @@ error in one file imports nothing. A file already imported (same sha256 and
 label) is skipped. Secrets in commands and environments are redacted.
 
 Examples:
-  rigor import /work/shared/seeds/000_6ca3690f63b2438f.json
+  rigor import ../shared/seeds/000_6ca3690f63b2438f.json
   rigor import speedtest.json --experiment minimax-m27-int4-b70/vllmThroughput
   rigor import bench.jsonl -e 'minimax-m27-b70/ubSweep[ub=16]' --dry-run`
 }

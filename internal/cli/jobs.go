@@ -55,6 +55,16 @@ type jobsListCmd struct {
 	JSON    bool     `help:"Print the jobs as JSON."`
 }
 
+func (jobsListCmd) Help() string {
+	return `Lists every job of the batches submitted from this module, with its Slurm
+state and reason and the record it produced.
+
+Examples:
+  rigor jobs list
+  rigor jobs list --wait --tail 20
+  rigor jobs list 20261201T152000Z-3f9a --json`
+}
+
 // jobRow is one task of a batch as rigor jobs shows it, and its JSON form.
 type jobRow struct {
 	Batch  string `json:"batch"`
@@ -355,6 +365,15 @@ func recordLostJob(ctx context.Context, e *env, store *results.Store, b *slurm.B
 
 type jobsCancelCmd struct {
 	Jobs []string `arg:"" name:"batch" help:"Batch ids, Slurm job ids or array tasks (1234_2) submitted from this module."`
+}
+
+func (jobsCancelCmd) Help() string {
+	return `Cancels jobs with scancel: a whole batch, a Slurm job or one array task.
+Only jobs submitted from this module can be named.
+
+Examples:
+  rigor jobs cancel 20261201T152000Z-3f9a
+  rigor jobs cancel 1234_2`
 }
 
 func (c *jobsCancelCmd) Run(e *env) error {

@@ -38,7 +38,7 @@ empty or holds an earlier report.
 
 Examples:
   rigor report -o site
-  rigor report minimax-m27-b70 -o /tmp/minimax-report
+  rigor report minimax-m27-b70 -o minimax-report
   rigor report 'qwen/*' quickstart/smoke -o site --title "Qwen on the 4090s"`
 }
 

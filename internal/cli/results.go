@@ -17,6 +17,16 @@ type resultsCmd struct {
 	Sync resultsSyncCmd `cmd:"" help:"Fetch the records Slurm jobs pushed to the module's remote and merge them."`
 }
 
+func (resultsCmd) Help() string {
+	return `Lists the recorded runs (the default), or merges the records Slurm jobs
+pushed (sync).
+
+Examples:
+  rigor results
+  rigor results example/smoke --json
+  rigor results sync`
+}
+
 type resultsListCmd struct {
 	ID   string `arg:"" optional:"" name:"id" help:"An experiment, point or run id (optionally @REV); all runs when omitted."`
 	JSON bool   `help:"Print the runs as JSON."`
