@@ -246,6 +246,10 @@ type Summary struct {
 	// WarmupRuns counts the runs whose first repetition is an outlier on
 	// the slow side (a warm-up effect).
 	WarmupRuns int
+	// WarmupFirstRun is true when the samples are runs and the first run
+	// (in start order) is an outlier on the slow side: a first process
+	// that paid for cold caches.
+	WarmupFirstRun bool
 }
 
 // Mismatch is a difference in something that was not meant to vary between
@@ -850,6 +854,7 @@ func summarize(m *pooled, opts Options, byRun bool, dir string) Summary {
 			s.WarmupRuns++
 		}
 	}
+	s.WarmupFirstRun = byRun && slowFirst(x, dir)
 	var iv Interval
 	if opts.Center == CenterMedian {
 		s.Center = s.Median
@@ -1211,6 +1216,10 @@ func outlierWarnings(t *Table, labelA, labelB string) []Warning {
 				out = append(out, Warning{Kind: WarnOutlier, Metric: t.Metric, Point: row.Point,
 					Message: fmt.Sprintf("%s: %s of %d %s beyond hyperfine's outlier bound (modified z-score over %s): %s; kept in the test",
 						x.label, countWord(len(x.s.Outliers)), x.s.N, unit, fmtLevel(OutlierThreshold), strings.Join(vals, ", "))})
+			}
+			if x.s.WarmupFirstRun {
+				out = append(out, Warning{Kind: WarnOutlier, Metric: t.Metric, Point: row.Point,
+					Message: fmt.Sprintf("%s: the first of %d runs is a slow outlier, a warm-up effect (cold caches, clocks); it is kept in the test", x.label, x.s.N)})
 			}
 			if x.s.WarmupRuns > 0 {
 				out = append(out, Warning{Kind: WarnOutlier, Metric: t.Metric, Point: row.Point,

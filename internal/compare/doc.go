@@ -114,7 +114,8 @@
 // Outliers follow hyperfine: a modified z-score |x − median| / MAD above
 // [OutlierThreshold] (14.826), per side on the samples the test used,
 // reported and kept. A run whose first repetition is such an outlier on
-// the slow side counts as a warm-up (Summary.WarmupRuns). Runs that carry a
+// the slow side counts as a warm-up (Summary.WarmupRuns), and so does a
+// first run that is one among the runs (Summary.WarmupFirstRun). Runs that carry a
 // machine state (Run.Machine) are judged with machine.State.Busy, and the
 // busiest run of each side compared with machine.Compare.
 //
@@ -200,7 +201,7 @@
 //	  geomean: {a, b, deltaPercent} | null}],
 //	  where a and b are {n, runs, center, low, high, confidence, mean,
 //	  median, stddev, min, max, samples, repetitions, outliers,
-//	  warmupRuns},
+//	  warmupRuns, warmupFirstRun},
 //	onlyA, onlyB: [point labels], notes: [strings],
 //	warnings: [{kind, metric, point, message}].
 //

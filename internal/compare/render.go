@@ -765,6 +765,7 @@ type jsonSummary struct {
 	Reps       int    `json:"repetitions"`
 	Outliers   []jnum `json:"outliers"`
 	WarmupRuns int    `json:"warmupRuns"`
+	WarmupRun  bool   `json:"warmupFirstRun"`
 }
 
 type jsonWarning struct {
@@ -797,7 +798,7 @@ func toJSONSummary(s Summary) jsonSummary {
 	}
 	return jsonSummary{s.N, s.Runs, jnum(s.Center), jnum(s.Low), jnum(s.High), conf,
 		jnum(s.Mean), jnum(s.Median), jnum(s.Stddev), jnum(s.Min), jnum(s.Max), samples,
-		s.Reps, outliers, s.WarmupRuns}
+		s.Reps, outliers, s.WarmupRuns, s.WarmupFirstRun}
 }
 
 func orEmpty[T any](x []T) []T {

@@ -119,6 +119,16 @@ func TestCompare_outliersAndWarmup(t *testing.T) {
 	if row.A.N != 5 {
 		t.Errorf("n = %d: outliers must stay in the samples", row.A.N)
 	}
+	// A's first run is the slow one: a warm-up of the first process. (B's
+	// first run is slow too, by its slow first repetition.)
+	a2 := roundRuns("x/a", "inv1", 100, []float64{0.7, 1, 1.001, 0.999, 1.0005})
+	rep2, _ := Compare(Side{"a", a2}, Side{"b", b}, Options{})
+	if r := rep2.Tables[0].Rows[0]; !r.A.WarmupFirstRun || !r.B.WarmupFirstRun || row.A.WarmupFirstRun {
+		t.Errorf("first run slow: WarmupFirstRun A %v B %v (A's last run slow: %v), want true, true, false", r.A.WarmupFirstRun, r.B.WarmupFirstRun, row.A.WarmupFirstRun)
+	}
+	if text := renderText(t, rep2); !strings.Contains(text, "tokSOut tg64: a: the first of 5 runs is a slow outlier, a warm-up effect") {
+		t.Errorf("text lacks the first-run warm-up:\n%s", text)
+	}
 	text := renderText(t, rep)
 	for _, want := range []string{
 		"tokSOut tg64: a: 1 sample of 5 runs beyond hyperfine's outlier bound (modified z-score over 14.826): 70.00; kept in the test",
