@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -143,4 +144,39 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
 	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
 	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano())
+}
+
+// TestMeasureCommit commits one new record (and its two raw files) into
+// an existing repository five times and prints the median wall and CPU
+// time of Store.Commit, for BENCHMARKS.md:
+//
+//	RIGOR_MEASURE_COMMIT=/tmp/r100k go test -run TestMeasureCommit -v ./internal/results
+//
+// It adds five commits to that repository (under results/lab/commitbench).
+func TestMeasureCommit(t *testing.T) {
+	dir := os.Getenv("RIGOR_MEASURE_COMMIT")
+	if dir == "" {
+		t.Skip("RIGOR_MEASURE_COMMIT is not set")
+	}
+	s := Open(dir)
+	t.Setenv(AuthorEnv, "Bench <bench@example.com>")
+	var walls, cpus []time.Duration
+	for i := range 5 {
+		start := time.Now().UTC().Add(time.Duration(i) * time.Second)
+		r := testRun(NewRunID(start), "lab/commitbench", start, 50, 51, 52)
+		rec, err := s.Write(r, map[string][]byte{"stdout": []byte("[]\n"), "stderr": []byte("ok\n")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w0, c0 := time.Now(), cpuTime()
+		if _, err := s.Commit(context.Background(), []string{rec, s.RawDir(r.Experiment, r.ID)}, "results: "+r.ID); err != nil {
+			t.Fatal(err)
+		}
+		walls, cpus = append(walls, time.Since(w0)), append(cpus, cpuTime()-c0)
+	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	t.Logf("commit into %s: median %v wall, %v CPU (of 5); peak RSS of the test process %d MiB", dir, walls[2], cpus[2], ru.Maxrss/1024)
 }
