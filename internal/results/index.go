@@ -1,7 +1,6 @@
 package results
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,7 +25,7 @@ const indexDir = ".index"
 
 // indexVersion changes whenever the segment format or the summary does:
 // a segment of another version is rebuilt.
-const indexVersion = 2
+const indexVersion = 3
 
 // racyWindow is how recent a file's modification may be for its entry
 // to be kept: a file changed again within the file system's timestamp
@@ -68,7 +67,7 @@ type segmentEntry struct {
 // under results/). '+' cannot occur in an experiment id, so the flattened
 // names never collide.
 func (s *Store) indexPath(dir string) string {
-	return filepath.Join(s.Dir, indexDir, strings.ReplaceAll(dir, "/", "+")+".json")
+	return filepath.Join(s.Dir, indexDir, strings.ReplaceAll(dir, "/", "+")+".idx")
 }
 
 // recordDirs returns the directories under results/ that may hold
@@ -281,8 +280,8 @@ func (s *Store) readSegment(dir string) *segment {
 	if err != nil {
 		return &seg
 	}
-	if err := json.Unmarshal(data, &seg); err != nil || seg.Version != indexVersion || seg.Dir != dir {
-		return &segment{}
+	if got, ok := decodeSegment(data, dir); ok {
+		return got
 	}
 	return &seg
 }
@@ -300,10 +299,7 @@ func (s *Store) writeSegment(dir string, seg *segment) {
 	if _, err := os.Lstat(ignore); errors.Is(err, fs.ErrNotExist) {
 		os.WriteFile(ignore, []byte("# rigor's index of the records: a cache of this machine, rebuilt when deleted\n*\n"), 0o644)
 	}
-	data, err := json.Marshal(seg)
-	if err != nil {
-		return
-	}
+	data := encodeSegment(seg)
 	f, err := os.CreateTemp(idx, ".segment-*.tmp")
 	if err != nil {
 		return
@@ -332,7 +328,7 @@ func (s *Store) pruneIndex(dirs []string) {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, ".") && !keep[n] {
+		if !strings.HasPrefix(n, ".") && !keep[n] {
 			os.Remove(filepath.Join(s.Dir, indexDir, n))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -68,11 +69,11 @@ func segmentOf(t *testing.T, s *Store, dir string) *segment {
 	if err != nil {
 		t.Fatalf("reading the segment of %s: %v", dir, err)
 	}
-	var seg segment
-	if err := json.Unmarshal(data, &seg); err != nil {
-		t.Fatal(err)
+	seg, ok := decodeSegment(data, dir)
+	if !ok {
+		t.Fatalf("the segment of %s does not parse:\n%s", dir, data)
 	}
-	return &seg
+	return seg
 }
 
 func TestIndexBuildsAndIsUsed(t *testing.T) {
@@ -194,7 +195,9 @@ func TestIndexDeletedAndDamaged(t *testing.T) {
 		t.Errorf("rebuilt segment holds %d records, want 3", len(seg.Records))
 	}
 
-	for _, junk := range []string{"", "{", `{"version":99,"dir":"e","records":[]}`, `{"version":1,"dir":"f","records":[]}`} {
+	good, _ := os.ReadFile(s.indexPath("e"))
+	for _, junk := range []string{"", "{", "rigor-index\t99\te\n", "rigor-index\t3\tf\n", string(good[:len(good)-5]),
+		strings.Replace(string(good), "\tok\t", "\tok\tx\t", 1), string(good) + "x\t1\n"} {
 		if err := os.WriteFile(s.indexPath("e"), []byte(junk), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -295,5 +298,36 @@ func TestLatestPreviousImported(t *testing.T) {
 	want := map[string]string{ImportKey{SHA256: "abc", Label: "L"}.String(): "results/e/20260508T050000Z-ffff.json"}
 	if fmt.Sprint(imp) != fmt.Sprint(want) {
 		t.Errorf("Imported = %q, want %q", imp, want)
+	}
+}
+
+// TestSegmentRoundTrip encodes and decodes summaries with every field set,
+// escapes included.
+func TestSegmentRoundTrip(t *testing.T) {
+	seg := &segment{Version: indexVersion, Dir: "lab/x", Records: []segmentEntry{
+		{Name: "a.json", Key: fileKey{Size: 5193, Mtime: 1764600000123456789, Ctime: 1764600000223456789, Ino: 1 << 40},
+			Summary: &Summary{ID: "20260508T032753Z-0001", Experiment: "lab/x", Point: "lab/x[ub=16, t=4]", Start: t0.Add(123456789),
+				Status: StatusFailed, Error: "exit 1:\n\tsee\\stderr", Engine: EngineRef{Commit: "9a26522b", Ref: "b\t1", Version: "v 1"},
+				Accelerator: "Intel Arc Pro B70", Accelerators: 4, Invocation: "inv-1", Import: &ImportKey{SHA256: "abc", Label: "run\n2"},
+				Metrics: []MetricSummary{{Name: "tokSOut", Test: "tg64", Unit: "tok/s", N: 3, Mean: 14.292387000000001}, {Name: "ttftMs", N: 1, Mean: 0.1}}}},
+		{Name: "b.json", Key: fileKey{Size: 1}, Summary: &Summary{ID: "b", Experiment: "elsewhere", Point: "elsewhere", Start: t0, Status: StatusOK}},
+	}}
+	got, ok := decodeSegment(encodeSegment(seg), "lab/x")
+	if !ok {
+		t.Fatalf("does not decode:\n%s", encodeSegment(seg))
+	}
+	if len(got.Records) != 2 {
+		t.Fatalf("%d records", len(got.Records))
+	}
+	for i, e := range seg.Records {
+		g := got.Records[i]
+		a, _ := json.Marshal(e)
+		b, _ := json.Marshal(g)
+		if string(a) != string(b) || !g.Summary.Start.Equal(e.Summary.Start) {
+			t.Errorf("record %d:\ngot  %s\nwant %s", i, b, a)
+		}
+	}
+	if _, ok := decodeSegment(encodeSegment(seg), "lab/y"); ok {
+		t.Error("a segment decodes as another directory's")
 	}
 }

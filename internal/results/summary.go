@@ -17,16 +17,13 @@ type Summary struct {
 	// Engine holds the engine commit, requested ref and version only.
 	Engine EngineRef `json:"engine,omitzero"`
 	// Accelerator and Accelerators summarize the rig's GPUs: the model
-	// name and how many per node; Host is its host name.
+	// name and how many per node.
 	Accelerator  string          `json:"accelerator,omitempty"`
 	Accelerators int             `json:"accelerators,omitempty"`
-	Host         string          `json:"host,omitempty"`
 	Metrics      []MetricSummary `json:"metrics,omitempty"`
 	// Import is the source file's hash and the source's own name for the
 	// run, for an imported record: what import's duplicate check matches.
-	Import     *ImportKey `json:"import,omitempty"`
-	SpecDigest string     `json:"specDigest,omitempty"`
-	LockDigest string     `json:"lockDigest,omitempty"`
+	Import *ImportKey `json:"import,omitempty"`
 	// Invocation is the record's invocation id ([Run.Invocation]): the
 	// rounds of one invocation are compared together.
 	Invocation string `json:"invocation,omitempty"`
@@ -72,14 +69,14 @@ func (m MetricSummary) Key() string {
 
 // Summarize returns the summary of a run.
 func Summarize(r *Run) *Summary {
-	s := &Summary{ID: r.ID, Experiment: r.Experiment, Point: r.Point, Start: r.Start, Status: r.Status, Error: r.Error,
+	s := &Summary{ID: r.ID, Experiment: r.Experiment, Point: r.Point, Start: r.Start.UTC(), Status: r.Status, Error: r.Error,
 		Engine:     EngineRef{Commit: r.Engine.Commit, Ref: r.Engine.Ref, Version: r.Engine.Version},
-		SpecDigest: r.SpecDigest, LockDigest: r.LockDigest, Invocation: r.Invocation}
+		Invocation: r.Invocation}
 	if s.Point == "" {
 		s.Point = r.Experiment
 	}
 	if g := r.Rig; g != nil {
-		s.Accelerator, s.Accelerators, s.Host = g.AcceleratorModelName, g.AcceleratorsPerNode, g.Hostname
+		s.Accelerator, s.Accelerators = g.AcceleratorModelName, g.AcceleratorsPerNode
 	}
 	if p := r.Provenance; p != nil && p.Kind == "import" {
 		s.Import = &ImportKey{SHA256: p.SHA256, Label: p.Label}
