@@ -25,7 +25,7 @@ func (reportCmd) Help() string {
 experiments (last run, status, the headline metric with its 95% interval,
 drift markers), a page per experiment (each metric over time with interval
 bars, dashed lines where the lock, rig or spec drifted, failed runs
-crossed), a page per sweep (each metric against each swept value, one line
+crossed, and by engine commit when there are several), a page per sweep (each metric against each swept value, one line
 per combination of the other swept values) and a page comparing the latest
 run of each point with the previous one (the configuration diff beside the
 metric tables, and the samples of both sides).
@@ -38,8 +38,8 @@ empty or holds an earlier report.
 
 Examples:
   rigor report -o site
-  rigor report minimax-m27-b70 -o minimax-report
-  rigor report 'qwen/*' quickstart/smoke -o site --title "Qwen on the 4090s"`
+  rigor report qwen -o site
+  rigor report 'qwen/ub*' -o site --title 'ub sweeps'`
 }
 
 func (c *reportCmd) Run(e *env) error {
