@@ -15,15 +15,20 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/rigorbench/rigor/internal/flock"
 )
 
 // DownloadOptions configures [Client.Download].
 type DownloadOptions struct {
 	// CacheDir is the hub cache to download into; "" means [CacheDir]().
 	CacheDir string
-	// Revision, when it is a branch or tag name rather than the commit
-	// itself, is recorded as refs/<Revision> holding the commit, so tools
-	// that look files up by branch name find this snapshot.
+	// Revision is the branch or tag the commit was resolved from; ""
+	// means "main", as huggingface_hub defaults it. When the hub says the
+	// revision still points at the commit, refs/<Revision> is written to
+	// hold it, so tools that look files up by branch name find this
+	// snapshot. An older locked commit never moves an existing ref
+	// backwards, and offline nothing is written to refs/.
 	Revision string
 	// Progress, when set, is called as bytes of a file arrive (and once
 	// with done == total for a file already in the cache). It is called
@@ -41,7 +46,14 @@ type DownloadOptions struct {
 // refs/<revision> written, so a snapshot directory never holds a
 // partial or unverified file. A file whose blob is already in the cache
 // with the right hash is not downloaded again. A corrupted download fails
-// with a [*ChecksumError] and its partial file is removed.
+// with a [*ChecksumError] and its partial file is removed; a refused
+// download (401, 403, 404) leaves no empty partial file behind.
+//
+// Each blob is fetched under the cache's lock file
+// .locks/models--owner--name/<hash>.lock (flock(2), as huggingface_hub's
+// filelock takes it), so two downloads of one file — two rigors, or rigor
+// and huggingface_hub — take turns on blobs/<hash>.incomplete, and the
+// second finds the first's verified blob.
 //
 // In offline mode Download succeeds only if every blob is already cached.
 func (c *Client) Download(ctx context.Context, repo, commit string, files []FileInfo, opts DownloadOptions) error {
@@ -79,8 +91,15 @@ func (c *Client) Download(ctx context.Context, repo, commit string, files []File
 	if err := os.MkdirAll(filepath.Join(repoDir, "blobs"), 0o755); err != nil {
 		return fmt.Errorf("downloading %s: %w", repo, err)
 	}
+	locks := filepath.Join(cache, ".locks", filepath.Base(repoDir))
 	for _, f := range files {
-		if err := c.downloadBlob(ctx, repoDir, repo, commit, f, opts.Progress); err != nil {
+		lk, err := flock.Acquire(ctx, filepath.Join(locks, blobName(f)+".lock"), flock.Options{Waiting: "another download of " + f.Path})
+		if err != nil {
+			return fmt.Errorf("downloading %s@%s: %s: %w", repo, commit, f.Path, err)
+		}
+		err = c.downloadBlob(ctx, repoDir, repo, commit, f, opts.Progress)
+		lk.Unlock()
+		if err != nil {
 			return fmt.Errorf("downloading %s@%s: %s: %w", repo, commit, f.Path, err)
 		}
 	}
@@ -89,11 +108,23 @@ func (c *Client) Download(ctx context.Context, repo, commit string, files []File
 			return fmt.Errorf("downloading %s@%s: linking %s: %w", repo, commit, f.Path, err)
 		}
 	}
-	if opts.Revision != "" && opts.Revision != commit {
-		ref := filepath.Join(repoDir, "refs", filepath.FromSlash(opts.Revision))
-		if err := writeFileAtomic(ref, []byte(commit)); err != nil {
-			return fmt.Errorf("downloading %s@%s: writing refs/%s: %w", repo, commit, opts.Revision, err)
-		}
+	rev := opts.Revision
+	if rev == "" {
+		rev = "main"
+	}
+	ref := filepath.Join(repoDir, "refs", filepath.FromSlash(rev))
+	if b, err := os.ReadFile(ref); rev == commit || c.offline || err == nil && strings.TrimSpace(string(b)) == commit {
+		return nil
+	}
+	// Only what the hub says the revision is now goes into refs/: a pull
+	// of an older locked commit must not move a branch of the shared
+	// cache backwards for every other tool.
+	head, err := c.ResolveRevision(ctx, repo, rev)
+	if err != nil || head != commit {
+		return nil
+	}
+	if err := writeFileAtomic(ref, []byte(commit)); err != nil {
+		return fmt.Errorf("downloading %s@%s: writing refs/%s: %w", repo, commit, rev, err)
 	}
 	return nil
 }
@@ -117,7 +148,9 @@ func (c *Client) downloadBlob(ctx context.Context, repoDir, repo, commit string,
 	part := blob + ".incomplete"
 	if err := c.fetch(ctx, repo, commit, f, part, progress); err != nil {
 		var ce *ChecksumError
-		if errors.As(err, &ce) {
+		if st, serr := os.Stat(part); errors.As(err, &ce) || serr == nil && st.Size() == 0 {
+			// A corrupt download cannot be resumed, and an empty one (a
+			// refused request) holds nothing worth keeping.
 			os.Remove(part)
 		}
 		return err
@@ -351,7 +384,8 @@ func linkSnapshot(repoDir, commit string, f FileInfo) error {
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		return err
 	}
-	tmp := link + ".tmp-link"
+	// Another process may be linking the same file: a name of our own.
+	tmp := fmt.Sprintf("%s.%d.tmp-link", link, os.Getpid())
 	os.Remove(tmp)
 	if err := os.Symlink(target, tmp); err != nil {
 		return err

@@ -29,7 +29,8 @@ import (
 //	        {"path": "config.json", "from": "testdata/config.json"}
 //	      ],
 //	      "branches": ["main"], "tags": ["v1"],
-//	      "gated": true, "token": "hf_granted", "pageSize": 2
+//	      "gated": true, "token": "hf_granted", "pageSize": 2,
+//	      "pushes": [{"branch": "main", "files": [{"path": "README.md", "text": "# v2\n"}]}]
 //	    }
 //	  },
 //	  "noRange": false, "delay": "0s"
@@ -51,6 +52,16 @@ type RepoConfig struct {
 	Private  bool         `json:"private,omitempty"`
 	Token    string       `json:"token,omitempty"`
 	PageSize int          `json:"pageSize,omitempty"`
+	// Pushes are later commits, in order, each the whole tree of a new
+	// commit on its branch ([Hub.Push]); the earlier commits stay
+	// reachable by sha, as on the hub after a push.
+	Pushes []PushConfig `json:"pushes,omitempty"`
+}
+
+// PushConfig is one later commit of a [RepoConfig].
+type PushConfig struct {
+	Branch string       `json:"branch"`
+	Files  []FileConfig `json:"files"`
 }
 
 // FileConfig is one file of a [RepoConfig]. Its content is Text, or the
@@ -87,28 +98,23 @@ func (cfg Config) apply(h *Hub, dir string) error {
 	for _, id := range ids {
 		rc := cfg.Repos[id]
 		opts := RepoOptions{Branches: rc.Branches, Tags: rc.Tags, Gated: rc.Gated, Private: rc.Private, Token: rc.Token, PageSize: rc.PageSize}
-		for _, fc := range rc.Files {
-			f := File{Path: fc.Path, LFS: fc.LFS}
-			switch {
-			case fc.From != "":
-				p := fc.From
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(dir, p)
-				}
-				b, err := os.ReadFile(p)
-				if err != nil {
-					return fmt.Errorf("repo %s: file %s: %w", id, fc.Path, err)
-				}
-				f.Data = b
-			case fc.Size > 0:
-				f.Data = RandomBytes(fc.Size, fc.Seed)
-			default:
-				f.Data = []byte(fc.Text)
-			}
-			opts.Files = append(opts.Files, f)
+		var err error
+		if opts.Files, err = files(id, dir, rc.Files); err != nil {
+			return err
 		}
 		if err := addRepo(h, id, opts); err != nil {
 			return err
+		}
+		for _, pc := range rc.Pushes {
+			fs, err := files(id, dir, pc.Files)
+			if err != nil {
+				return err
+			}
+			branch := pc.Branch
+			if branch == "" {
+				branch = "main"
+			}
+			h.Push(id, branch, fs)
 		}
 	}
 	h.NoRange(cfg.NoRange)
@@ -120,6 +126,32 @@ func (cfg Config) apply(h *Hub, dir string) error {
 		h.Delay(d)
 	}
 	return nil
+}
+
+// files builds the files of a commit from their configs.
+func files(id, dir string, fcs []FileConfig) ([]File, error) {
+	var out []File
+	for _, fc := range fcs {
+		f := File{Path: fc.Path, LFS: fc.LFS}
+		switch {
+		case fc.From != "":
+			p := fc.From
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil, fmt.Errorf("repo %s: file %s: %w", id, fc.Path, err)
+			}
+			f.Data = b
+		case fc.Size > 0:
+			f.Data = RandomBytes(fc.Size, fc.Seed)
+		default:
+			f.Data = []byte(fc.Text)
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // addRepo is AddRepo returning fixture errors instead of panicking.
