@@ -350,15 +350,20 @@ func (h *Hub) ResetRequests() {
 	h.log = nil
 }
 
-// statusWriter records the status a handler wrote.
+// statusWriter records the status a handler wrote, and calls onStatus
+// before the status reaches the client: a request is in the log before
+// its client can see the response, so a test that counts requests after
+// a download never misses the last one.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status   int
+	onStatus func()
 }
 
 func (w *statusWriter) WriteHeader(s int) {
 	if w.status == 0 {
 		w.status = s
+		w.onStatus()
 	}
 	w.ResponseWriter.WriteHeader(s)
 }
@@ -366,6 +371,7 @@ func (w *statusWriter) WriteHeader(s int) {
 func (w *statusWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
+		w.onStatus()
 	}
 	return w.ResponseWriter.Write(p)
 }
@@ -378,15 +384,22 @@ func (w *statusWriter) Flush() {
 
 func (h *Hub) handler(server string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw := &statusWriter{ResponseWriter: w}
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		entry := Request{Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Server: server, Range: r.Header.Get("Range"), Token: tok}
-		defer func() {
+		sw := &statusWriter{ResponseWriter: w}
+		logged := false
+		logEntry := func() {
+			if logged {
+				return
+			}
+			logged = true
 			entry.Status = sw.status
 			h.mu.Lock()
 			h.log = append(h.log, entry)
 			h.mu.Unlock()
-		}()
+		}
+		sw.onStatus = logEntry
+		defer logEntry()
 		h.mu.Lock()
 		delay := h.delay
 		h.mu.Unlock()
