@@ -154,7 +154,10 @@ type Hub struct {
 	malformed map[Endpoint]bool
 	noRange   bool
 	delay     time.Duration
-	log       []Request
+	// logMu guards log alone: a handler may write its response while
+	// holding mu, and the log is written as the status goes out.
+	logMu sync.Mutex
+	log   []Request
 }
 
 // New starts a stand-in hub with no repos on a loopback address. Close it
@@ -338,15 +341,15 @@ func (h *Hub) Malformed(e Endpoint) {
 
 // Requests returns a copy of the request log, oldest first.
 func (h *Hub) Requests() []Request {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.logMu.Lock()
+	defer h.logMu.Unlock()
 	return append([]Request(nil), h.log...)
 }
 
 // ResetRequests empties the request log.
 func (h *Hub) ResetRequests() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.logMu.Lock()
+	defer h.logMu.Unlock()
 	h.log = nil
 }
 
@@ -394,9 +397,9 @@ func (h *Hub) handler(server string) http.Handler {
 			}
 			logged = true
 			entry.Status = sw.status
-			h.mu.Lock()
+			h.logMu.Lock()
 			h.log = append(h.log, entry)
-			h.mu.Unlock()
+			h.logMu.Unlock()
 		}
 		sw.onStatus = logEntry
 		defer logEntry()
