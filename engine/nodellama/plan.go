@@ -16,6 +16,16 @@ var reserved = map[string]string{
 	"-r": "repetitions are bench.r", "--repetitions": "repetitions are bench.r",
 }
 
+// RunnerArgs are the options rigor's bench runner accepts (parseArgs in
+// runner/rigor-bench.mjs); each takes a value, and any other option makes
+// the runner exit with "unknown argument". vet refuses extraArgs outside
+// this list, instead of every run failing.
+var RunnerArgs = []string{
+	"--model", "-m", "-p", "--n-prompt", "-n", "--n-gen", "-r", "--repetitions", "-pg",
+	"-d", "--n-depth", "-t", "--threads", "-b", "--batch-size", "-c", "--context-size",
+	"-ngl", "--gpu-layers", "--warmup", "--api",
+}
+
 // unsupportedBench are llama-bench workload fields the runner does not
 // implement, with the reason.
 var unsupportedBench = map[string]string{

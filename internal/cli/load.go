@@ -104,6 +104,11 @@ func (e *env) problemsError(set *spec.Set) error {
 		}
 	}
 	n := len(set.Problems)
+	if len(set.Experiments) == 0 {
+		// Nothing could be evaluated: the errors are in the files themselves.
+		fmt.Fprintf(e.stderr, "rigor: error: %d %s; no experiment could be read\n", n, plural(n, "error", "errors"))
+		return quietError{code: ExitProblems}
+	}
 	fmt.Fprintf(e.stderr, "rigor: error: %d %s in %d of %d experiments\n", n, plural(n, "error", "errors"), broken, len(set.Experiments))
 	return quietError{code: ExitProblems}
 }

@@ -3,9 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/all"
+	"github.com/rigorbench/rigor/engine/nodellama"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -13,6 +16,13 @@ import (
 // engine would refuse (spec.Options.Check: it runs while the experiment's
 // CUE values are there to place the problem).
 func checkPlan(set *spec.Set, x *spec.Experiment) {
+	if x.Spec.Engine.Family == spec.FamilyNodeLlama {
+		if bad := unknownRunnerArgs(x.Spec.ExtraArgs); len(bad) > 0 {
+			set.AddProblem(x, "extraArgs", fmt.Sprintf("node-llama-cpp's bench runner does not take %s: every run would fail", strings.Join(bad, ", ")),
+				"the runner takes "+strings.Join(nodellama.RunnerArgs, " ")+" (each with a value); flags and bench fields set the common ones")
+			return
+		}
+	}
 	for _, p := range x.Points {
 		if _, err := all.Plan(p, engine.Inputs{}); err != nil {
 			var re *engine.ReservedArgError
@@ -24,6 +34,24 @@ func checkPlan(set *spec.Set, x *spec.Experiment) {
 			return
 		}
 	}
+}
+
+// unknownRunnerArgs returns the options in extraArgs that rigor's
+// node-llama-cpp runner would reject.
+func unknownRunnerArgs(args []string) []string {
+	var bad []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || len(a) < 2 {
+			continue
+		}
+		if slices.Contains(nodellama.RunnerArgs, a) {
+			i++ // its value
+			continue
+		}
+		bad = append(bad, a)
+	}
+	return bad
 }
 
 type vetCmd struct {

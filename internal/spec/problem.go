@@ -2,9 +2,11 @@ package spec
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -257,17 +259,36 @@ func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *c
 	}
 	section := strings.SplitN(fpath, ".", 2)[0]
 
+	if exp != nil && explainForbidden(p, exp, family, fpath, main.msg, c.schemaDir) {
+		return p
+	}
+	if strings.Contains(p.Msg, "import failed") && len(p.Pos) > 0 {
+		if imp := importAt(p.Pos[0]); imp != "" {
+			p.Msg = fmt.Sprintf("cannot import %q: no such package in this module, cue.mod/pkg or CUE's standard library", imp)
+		}
+	}
+	if strings.Contains(main.msg, "unresolved disjunction") {
+		explainUnresolved(p, fpath, family, main)
+		return p
+	}
 	switch {
 	case id == "" && fpath == "":
 		// syntax and load errors
-		if strings.Contains(p.Msg, "cannot find package") || strings.Contains(p.Msg, "import failed") {
+		if strings.Contains(p.Msg, "cannot find package") || strings.Contains(p.Msg, "import failed") || strings.Contains(p.Msg, "cannot import") {
 			p.Hints = append(p.Hints, "the schema import is \""+"github.com/rigorbench/rigor/schema"+"\"; other imports must be CUE standard library packages or packages of this module")
 		}
 	case main.format == "field not allowed":
-		val := fpath
 		if section == "flags" && family != "" && s != nil {
 			if t := s.FlagTable(family, "flags"); t != nil {
 				p.Msg = fmt.Sprintf("%s has no flag %q", benchTool(family), last)
+				if other := otherFork(family); other != "" {
+					if ot := s.FlagTable(other, "flags"); ot != nil {
+						if _, ok := ot.Lookup(last); ok {
+							p.Msg += fmt.Sprintf("; %s has it (%s)", benchTool(other), flagSpelling(ot, last))
+							p.Hints = append(p.Hints, fmt.Sprintf("if the engine is %s, set engine.family: %q", other, other))
+						}
+					}
+				}
 				if n := nearest(last, t.Names()); n != "" {
 					p.Hints = append(p.Hints, fmt.Sprintf("did you mean %s? (%s)", n, flagSpelling(t, n)))
 				}
@@ -292,18 +313,12 @@ func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *c
 				}
 			}
 		}
-		_ = val
 	case fpath == "engine.family":
-		user, alts := splitDisjunction(conflicts)
+		user, _ := splitDisjunction(conflicts)
 		if user != "" {
 			p.Msg = fmt.Sprintf("unknown engine family %s", user)
 			if n := nearest(strings.Trim(user, `"`), Families); n != "" {
 				p.Hints = append(p.Hints, fmt.Sprintf("did you mean %q?", n))
-			}
-		}
-		if len(alts) == 0 {
-			for _, f := range Families {
-				alts = append(alts, fmt.Sprintf("%q", f))
 			}
 		}
 		p.Hints = append(p.Hints, "engine.family is one of "+strings.Join(Families, ", "))
@@ -340,7 +355,7 @@ func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *c
 		// keep CUE's wording, it names the bound
 	}
 	if mt := mismatchedTypes.FindStringSubmatch(p.Msg); mt != nil {
-		p.Hints = append(p.Hints, fmt.Sprintf("%s: a %s and an %s met; numbers are written without quotes (ub: 32, not \"32\"), strings and env values with them (env: X: \"1\", not 1)", fpath, mt[1], mt[2]))
+		p.Hints = append(p.Hints, fmt.Sprintf("%s: %s and %s met; numbers are written without quotes (ub: 32, not \"32\"), strings and env values with them (env: X: \"1\", not 1)", fpath, article(mt[1]), article(mt[2])))
 	}
 	return p
 }
@@ -625,8 +640,10 @@ func schemaViolation(p *Problem, s *Set, family, fpath string, conflicts []cueEr
 			if want&got == 0 {
 				p.Msg = fmt.Sprintf("%s is a %s, but %s takes %s", lit, got, fpath, kindName(want))
 				switch {
-				case got == cue.StringKind && want&(cue.IntKind|cue.FloatKind) != 0:
+				case got == cue.StringKind && want&(cue.IntKind|cue.FloatKind) != 0 && isNumber(strings.Trim(lit, `"`)):
 					p.Hints = append(p.Hints, "numbers are written without quotes: "+lastPart(fpath)+": "+strings.Trim(lit, `"`))
+				case got == cue.StringKind && want&(cue.IntKind|cue.FloatKind) != 0:
+					p.Hints = append(p.Hints, fmt.Sprintf("%s takes %s, written without quotes", lastPart(fpath), kindName(want)))
 				case want == cue.StringKind:
 					p.Hints = append(p.Hints, "strings are quoted: "+lastPart(fpath)+": \""+lit+"\"")
 				}
@@ -714,4 +731,145 @@ func (s *Set) AddProblem(e *Experiment, path, msg string, hints ...string) {
 	}
 	e.Broken = true
 	s.Problems = append(s.Problems, &Problem{IDs: []string{e.ID}, Path: path, Msg: msg, Pos: pos, Hints: hints})
+}
+
+// article puts "a" or "an" before a kind name: an int, a string.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
+	return err == nil
+}
+
+// otherFork is the llama-bench fork beside family.
+func otherFork(family string) string {
+	switch family {
+	case FamilyLlamaCpp:
+		return FamilyIkLlamaCpp
+	case FamilyIkLlamaCpp:
+		return FamilyLlamaCpp
+	}
+	return ""
+}
+
+// forbidden are the fields the schema forbids (_|_) under some condition,
+// with the sentence a user understands.
+var forbidden = []struct {
+	path string
+	when func(exp *cue.Value, family string) bool
+	msg  func(exp *cue.Value, family string) string
+}{
+	{"engine.rpc",
+		func(_ *cue.Value, f string) bool { return f == FamilyVLLM || f == FamilyNodeLlama },
+		func(_ *cue.Value, f string) string {
+			return fmt.Sprintf("engine.rpc is only for llama.cpp and ik_llama.cpp (rpc-server workers); %s runs without them", f)
+		}},
+	{"bench.requestRate", benchNotServe, serveOnly("requestRate")},
+	{"bench.maxConcurrency", benchNotServe, serveOnly("maxConcurrency")},
+	{"bench.baseUrl", benchNotServe, serveOnly("baseUrl")},
+	{"flags.speculativeConfig",
+		func(_ *cue.Value, f string) bool { return f == FamilyVLLM },
+		func(*cue.Value, string) string {
+			return "flags.speculativeConfig turns on speculative decoding, but quality.speculative is false: set quality: speculative: true to measure it"
+		}},
+}
+
+func benchNotServe(exp *cue.Value, f string) bool {
+	mode, _ := exp.LookupPath(cue.ParsePath("bench.mode")).String()
+	return f == FamilyVLLM && mode != "serve"
+}
+
+func serveOnly(field string) func(*cue.Value, string) string {
+	return func(exp *cue.Value, _ string) string {
+		mode, _ := exp.LookupPath(cue.ParsePath("bench.mode")).String()
+		if mode == "" {
+			mode = "this"
+		} else {
+			mode = fmt.Sprintf("%q", mode)
+		}
+		return fmt.Sprintf("bench.%s is for vllm bench serve (bench.mode: \"serve\"); %s mode does not take it", field, mode)
+	}
+}
+
+// explainForbidden rewrites CUE's "explicit error (_|_ literal)" and the
+// conflicts a forbidden field causes as the rule the user broke, at the
+// field they wrote. It reports whether it did.
+func explainForbidden(p *Problem, exp *cue.Value, family, fpath, msg, schemaDir string) bool {
+	explicit := strings.Contains(msg, "explicit error (_|_ literal)")
+	for _, f := range forbidden {
+		if !explicit && fpath != f.path {
+			continue
+		}
+		v := exp.LookupPath(cue.ParsePath(f.path))
+		if !v.Exists() || !f.when(exp, family) {
+			continue
+		}
+		p.Msg, p.Path = f.msg(exp, family), f.path
+		// Only where the user wrote the field: the schema's own positions
+		// and the conflict's other side say nothing more.
+		if pos := userPositions(positionsOf(v), schemaDir); len(pos) > 0 {
+			p.Pos = pos
+		}
+		return true
+	}
+	if explicit {
+		p.Msg = "this experiment sets a field the schema forbids in this combination (CUE: " + msg + ")"
+		return true
+	}
+	return false
+}
+
+// explainUnresolved rewrites "unresolved disjunction A | B (type string)":
+// a field that must be chosen among values was left unset.
+func explainUnresolved(p *Problem, fpath, family string, e *cueErr) {
+	alts := disjunctionAlts.FindStringSubmatch(e.msg)
+	field := fpath
+	list := ""
+	if alts != nil {
+		list = strings.ReplaceAll(alts[1], " | ", ", ")
+		switch {
+		case strings.Contains(alts[1], `"throughput"`):
+			field = "bench.mode"
+		case strings.Contains(alts[1], `"llama.cpp"`):
+			field = "engine.family"
+		}
+	}
+	if field == "" {
+		field = "a field"
+	}
+	p.Path = field
+	p.Msg = fmt.Sprintf("%s is not set", field)
+	if list != "" {
+		p.Msg += ": choose one of " + list
+	}
+	if field == "bench.mode" && family == FamilyVLLM {
+		p.Hints = append(p.Hints, `vllm benchmarks run as "vllm bench MODE": write bench: mode: "throughput" (or "latency", "serve")`)
+	}
+}
+
+var disjunctionAlts = regexp.MustCompile(`unresolved disjunction (.*?)(?: \(type \w+\))?$`)
+
+// importAt returns the import path written at pos ("" when it cannot be
+// read).
+func importAt(pos token.Pos) string {
+	b, err := os.ReadFile(pos.Filename())
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(string(b), "\n")
+	if pos.Line() < 1 || pos.Line() > len(lines) {
+		return ""
+	}
+	l := lines[pos.Line()-1]
+	if i := strings.IndexByte(l, '"'); i >= 0 {
+		if j := strings.IndexByte(l[i+1:], '"'); j >= 0 {
+			return l[i+1 : i+1+j]
+		}
+	}
+	return ""
 }

@@ -99,9 +99,15 @@ func (s *Set) sweepAxes(e *Experiment, col *collector) ([][]Axis, bool) {
 	}
 	ok := true
 	bad := func(at cue.Value, also cue.Value, pth, msg string, hints ...string) {
-		pos := []token.Pos{at.Pos()}
+		pos := append([]token.Pos{at.Pos()}, positionsOf(at)...)
+		for _, c := range conjuncts(at) {
+			pos = append(pos, c.Pos())
+		}
 		if also.Exists() {
 			pos = append(pos, also.Pos())
+		}
+		if len(userPositions(pos, col.schemaDir)) == 0 {
+			pos = append(pos, e.Pos)
 		}
 		col.add(&Problem{IDs: []string{e.ID}, Path: pth, Msg: msg, Pos: userPositions(pos, col.schemaDir), Hints: hints})
 		ok = false
@@ -128,7 +134,7 @@ func (s *Set) sweepAxes(e *Experiment, col *collector) ([][]Axis, bool) {
 						if n := nearest(name, t.Names()); n != "" {
 							hint = append(hint, fmt.Sprintf("did you mean %s?", n))
 						}
-						bad(lv, cue.Value{}, pth, fmt.Sprintf("cannot sweep %s.%s: %s has no such field", section, name, fam), hint...)
+						bad(lv, cue.Value{}, pth, fmt.Sprintf("cannot sweep %s.%s: %s has no %s %q", section, name, benchTool(fam), map[string]string{"flags": "flag", "bench": "workload field"}[section], name), hint...)
 						continue
 					}
 				}
@@ -355,9 +361,17 @@ func (s *selector) unmatched(set *Set) error {
 	if s.all() {
 		return nil
 	}
+	// A package that failed to load as a whole has no experiments to
+	// match: its errors already say why.
+	failed := map[string]bool{}
+	for _, pr := range set.Problems {
+		if len(pr.IDs) == 0 && pr.Package != "" {
+			failed[pr.Package] = true
+		}
+	}
 	var missing []string
 	for _, p := range s.pats {
-		if !s.matched[p] {
+		if !s.matched[p] && !failed[strings.SplitN(p, "/", 2)[0]] {
 			missing = append(missing, p)
 		}
 	}
@@ -368,7 +382,7 @@ func (s *selector) unmatched(set *Set) error {
 	ids, _ := AllIDs(set.Root)
 	for _, m := range missing {
 		m0, _ := SplitPointID(m)
-		if n := nearest(m0, ids); n != "" {
+		if n := nearest(m0, ids); n != "" && n != m0 {
 			e.Suggestions = append(e.Suggestions, n)
 		}
 	}
@@ -427,4 +441,14 @@ func topLevelNames(root, pkg string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// conjuncts returns the values a value was unified from (the list a
+// variant wrote, behind the experiment that embeds it), for positions.
+func conjuncts(v cue.Value) []cue.Value {
+	op, args := v.Expr()
+	if op != cue.AndOp {
+		return nil
+	}
+	return args
 }
