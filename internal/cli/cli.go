@@ -22,6 +22,10 @@ var Version = "devel"
 
 type globals struct {
 	Chdir string `short:"C" name:"chdir" placeholder:"DIR" help:"Run as if started in DIR." env:"RIGOR_CHDIR"`
+	// The configuration rigor reads from the environment, shown in --help
+	// (cli/config.go reads the rest and passes it down as values).
+	CacheDir string `name:"cache" placeholder:"DIR" help:"rigor's cache: builds, git mirrors, engine installs, synthetic models, file hashes (default: $XDG_CACHE_HOME/rigor, else ~/.cache/rigor)." env:"RIGOR_CACHE"`
+	RigFile  string `name:"rig-file" placeholder:"FILE" help:"A JSON description of the machine that replaces detection (for tests and for describing another machine)." env:"RIGOR_RIG_FILE"`
 }
 
 type cli struct {
@@ -119,6 +123,14 @@ func Run(args []string, stdout, stderr io.Writer) (code int) {
 		wd, _ = os.Getwd()
 	}
 	e := &env{stdout: stdout, stderr: stderr, wd: wd}
+	cfg := loadConfig()
+	if c.CacheDir != "" {
+		cfg.Cache = c.CacheDir
+	}
+	if c.RigFile != "" {
+		cfg.RigFile = c.RigFile
+	}
+	e.config = &cfg
 	if err := kctx.Run(e); err != nil {
 		return report(stderr, err)
 	}

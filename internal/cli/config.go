@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"os"
 
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/hf"
+	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/run"
 )
 
@@ -22,6 +24,7 @@ import (
 type config struct {
 	Cache   string
 	HFCache string
+	RigFile string
 	Getenv  func(string) string
 	Lookup  func(string) (string, bool)
 }
@@ -30,6 +33,7 @@ func loadConfig() config {
 	c := config{Getenv: os.Getenv, Lookup: os.LookupEnv}
 	c.Cache = gitsrc.CacheDirFrom(c.Getenv)
 	c.HFCache, _ = hf.CacheDir()
+	c.RigFile = c.Getenv(rig.RigFileEnv)
 	return c
 }
 
@@ -40,6 +44,13 @@ func (e *env) cfg() config {
 		e.config = &c
 	}
 	return *e.config
+}
+
+// detectRig describes this machine (or reads the rig file that replaces
+// detection).
+func (e *env) detectRig(ctx context.Context) (*rig.Rig, error) {
+	c := e.cfg()
+	return rig.Detect(ctx, rig.DetectOptions{Cache: c.Cache, RigFile: c.RigFile})
 }
 
 // runner returns a runner for an experiment of the module at root, with

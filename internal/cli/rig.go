@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -34,7 +33,7 @@ Examples:
 }
 
 func (c *rigCmd) Run(e *env) error {
-	r, err := rig.Detect(context.Background(), rig.DetectOptions{Cache: gitsrc.CacheDir()})
+	r, err := e.detectRig(context.Background())
 	if err != nil {
 		return err
 	}

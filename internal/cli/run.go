@@ -84,7 +84,6 @@ func (c *runCmd) Run(e *env) error {
 		return err
 	}
 	root := set.Root
-	cache := e.cfg().Cache
 
 	if c.DryRun {
 		return c.dryRun(e, root, x, points, entry)
@@ -98,7 +97,7 @@ func (c *runCmd) Run(e *env) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
-	detected, err := rig.Detect(ctx, rig.DetectOptions{Cache: cache})
+	detected, err := e.detectRig(ctx)
 	if err != nil {
 		return fmt.Errorf("detecting the rig: %w", err)
 	}

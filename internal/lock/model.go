@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -318,13 +317,13 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // files (as the experiment names them: a relative path is relative to the
 // module root), the snapshot files <hfCache>/models--o--n/snapshots/
 // <commit>/<file> of a hub model, or the synthetic model in rigor's cache
-// (gitsrc.CacheDir).
-func (e *Entry) ModelFiles(hfCache string) []string {
+// directory cache.
+func (e *Entry) ModelFiles(cache, hfCache string) []string {
 	m := e.Model
 	var out []string
 	switch {
 	case m.Synthetic != nil:
-		out = append(out, SyntheticPath(gitsrc.CacheDir(), m.Synthetic.SHA256))
+		out = append(out, SyntheticPath(cache, m.Synthetic.SHA256))
 	case m.Requested.Path != "":
 		for _, f := range m.Files {
 			out = append(out, filepath.FromSlash(f.Path))
@@ -341,10 +340,10 @@ func (e *Entry) ModelFiles(hfCache string) []string {
 // split GGUF the -00001-of- part (spec.EntryFile), for a glob the first
 // locked file that matches it in sorted order, with no files named the
 // model path or the hub snapshot directory itself.
-func (e *Entry) EntryModel(hfCache string) string {
+func (e *Entry) EntryModel(cache, hfCache string) string {
 	m := e.Model
 	if m.Synthetic != nil {
-		return SyntheticPath(gitsrc.CacheDir(), m.Synthetic.SHA256)
+		return SyntheticPath(cache, m.Synthetic.SHA256)
 	}
 	base := func(rel string) string {
 		if m.Requested.Path != "" {

@@ -206,10 +206,10 @@ func TestResolver_hub(t *testing.T) {
 	if f := e.Model.Files[0]; f.Path != "config.json" || f.SHA256 != "" || f.BlobID != hubtest.GitBlobID([]byte("{}")) {
 		t.Errorf("small file: got %+v, want its git blob id", f)
 	}
-	if got, want := e.EntryModel(hfCache), filepath.Join(hfCache, "models--org--m-GGUF", "snapshots", c1, "m-00001-of-00002.gguf"); got != want {
+	if got, want := e.EntryModel("", hfCache), filepath.Join(hfCache, "models--org--m-GGUF", "snapshots", c1, "m-00001-of-00002.gguf"); got != want {
 		t.Errorf("EntryModel: got %s, want %s", got, want)
 	}
-	if got := e.ModelFiles(hfCache); len(got) != 3 || !strings.HasSuffix(got[2], "/snapshots/"+c1+"/m-00002-of-00002.gguf") {
+	if got := e.ModelFiles("", hfCache); len(got) != 3 || !strings.HasSuffix(got[2], "/snapshots/"+c1+"/m-00002-of-00002.gguf") {
 		t.Errorf("ModelFiles: got %v", got)
 	}
 	if len(e.Engine.Binaries) != 1 || e.Engine.Binaries[0].Path != "vllm" {
@@ -272,15 +272,15 @@ func TestResolver_offlineHubCache(t *testing.T) {
 func TestEntryModel_local(t *testing.T) {
 	e := &Entry{Model: ModelLock{Requested: ModelRequest{Path: "./models/m", Files: []string{"*.gguf"}},
 		Files: []FileLock{{Path: "models/m/b.gguf"}, {Path: "models/m/a.gguf"}}}}
-	if got, want := e.EntryModel(""), filepath.Join("models", "m", "a.gguf"); got != want {
+	if got, want := e.EntryModel("", ""), filepath.Join("models", "m", "a.gguf"); got != want {
 		t.Errorf("glob: got %s, want %s", got, want)
 	}
 	e.Model.Requested.Files = []string{"x-*-of-00003.gguf"}
-	if got, want := e.EntryModel(""), filepath.Join("models", "m", "x-00001-of-00003.gguf"); got != want {
+	if got, want := e.EntryModel("", ""), filepath.Join("models", "m", "x-00001-of-00003.gguf"); got != want {
 		t.Errorf("split: got %s, want %s", got, want)
 	}
 	e.Model.Requested.Files = nil
-	if got, want := e.EntryModel(""), filepath.Join("models", "m"); got != want {
+	if got, want := e.EntryModel("", ""), filepath.Join("models", "m"); got != want {
 		t.Errorf("no files: got %s, want %s", got, want)
 	}
 }

@@ -71,7 +71,7 @@ type VerifyOptions struct {
 // one. Synthetic models are checked by [EnsureSynthetic].
 func VerifyModel(ctx context.Context, opts VerifyOptions, id string, entry *Entry) ([]string, error) {
 	m := entry.Model
-	paths := entry.ModelFiles(opts.HFCache)
+	paths := entry.ModelFiles(opts.Cache, opts.HFCache)
 	if m.Synthetic != nil {
 		return paths, nil
 	}

@@ -33,6 +33,10 @@ const DefaultTimeout = 5 * time.Second
 // DetectOptions configures [Detect]. The zero value detects the real
 // machine.
 type DetectOptions struct {
+	// RigFile, when set, names a JSON rig that replaces detection (tests;
+	// the CLI takes it from $RIGOR_RIG_FILE).
+	RigFile string
+
 	// Root is the file system root under which /proc, /sys and /etc are
 	// read; "" means "/". When Root is not "/", the kernel release and
 	// hostname are also read from Root/proc/sys/kernel/{osrelease,hostname}
@@ -67,10 +71,10 @@ type DetectOptions struct {
 // something unparseable is skipped and said so in [Rig.Notes], and sysfs
 // stands in for absent vendor tools. GPUs that two sources report (same PCI
 // address) are merged, the vendor tool's fields winning. Detect returns an
-// error only when ctx ends or when [RigFileEnv] names a file that cannot be
-// read.
+// error only when ctx ends or when opts.RigFile (the CLI reads it from
+// [RigFileEnv]) names a file that cannot be read.
 func Detect(ctx context.Context, opts DetectOptions) (*Rig, error) {
-	if path := os.Getenv(RigFileEnv); path != "" {
+	if path := opts.RigFile; path != "" {
 		r, err := ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", RigFileEnv, err)

@@ -394,9 +394,13 @@ func TestDetect_RigFile(t *testing.T) {
 		"host_processor_model_name":"AMD EPYC 9015 8-Core Processor","host_memory_capacity_gb":15.6,
 		"operating_system":"Ubuntu 24.04.4 LTS"}`, 0, 1, 2, 3)
 	writeFiles(t, dir, map[string]string{"rig.json": js, "bad.json": `{"accelerator_model":"typo"}`})
-	t.Setenv(RigFileEnv, path)
 	f := &fakeTools{tools: map[string]func(context.Context, []string) ([]byte, error){"nvidia-smi": failing("must not run")}}
-	r, err := Detect(context.Background(), f.opts(t.TempDir()))
+	withRig := func(p string) DetectOptions {
+		o := f.opts(t.TempDir())
+		o.RigFile = p
+		return o
+	}
+	r, err := Detect(context.Background(), withRig(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,12 +414,10 @@ func TestDetect_RigFile(t *testing.T) {
 		t.Errorf("summary fields = %d, %q, %v; want them derived from the 4 accelerators", r.AcceleratorsPerNode, r.AcceleratorModelName, r.AcceleratorMemoryCapacityGB)
 	}
 
-	t.Setenv(RigFileEnv, filepath.Join(dir, "bad.json"))
-	if _, err := Detect(context.Background(), f.opts(t.TempDir())); err == nil || !strings.Contains(err.Error(), "accelerator_model") {
+	if _, err := Detect(context.Background(), withRig(filepath.Join(dir, "bad.json"))); err == nil || !strings.Contains(err.Error(), "accelerator_model") {
 		t.Errorf("Detect with a misspelt key: error = %v, want one naming the key", err)
 	}
-	t.Setenv(RigFileEnv, filepath.Join(dir, "missing.json"))
-	if _, err := Detect(context.Background(), f.opts(t.TempDir())); !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), RigFileEnv) {
+	if _, err := Detect(context.Background(), withRig(filepath.Join(dir, "missing.json"))); !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), RigFileEnv) {
 		t.Errorf("Detect with a missing file: error = %v, want ErrNotExist prefixed with %s", err, RigFileEnv)
 	}
 }

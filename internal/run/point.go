@@ -156,7 +156,7 @@ func (r *Runner) prepareEngine(ctx context.Context, x *spec.Experiment, entry *l
 // is already prepared (a cached build or install, a prebuilt directory).
 // For --dry-run.
 func (r *Runner) CachedInputs(ctx context.Context, x *spec.Experiment, entry *lock.Entry) engine.Inputs {
-	in := engine.Inputs{Model: r.abs(entry.EntryModel(r.HFCache))}
+	in := engine.Inputs{Model: r.abs(entry.EntryModel(r.Cache, r.HFCache))}
 	e, err := all.Get(x.Spec.Engine.Family)
 	if err != nil {
 		return in
@@ -183,7 +183,7 @@ func (r *Runner) abs(p string) string {
 func (r *Runner) prepareModel(ctx context.Context, x *spec.Experiment, entry *lock.Entry, p *Prepared) error {
 	m := entry.Model
 	p.Model = results.Model{HF: m.Requested.HF, Revision: m.Requested.Revision, Commit: m.Commit, Path: m.Requested.Path, Quant: x.Spec.Model.Quant}
-	p.Inputs.Model = r.abs(entry.EntryModel(r.HFCache))
+	p.Inputs.Model = r.abs(entry.EntryModel(r.Cache, r.HFCache))
 	if m.Synthetic != nil {
 		r.say("checking the synthetic model")
 		path, warning, err := lock.EnsureSynthetic(ctx, r.Cache, x.ID, x.Spec.Model.Synthetic, m.Synthetic)
