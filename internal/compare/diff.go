@@ -208,6 +208,9 @@ type Row struct {
 	// sign-flip p-value of the same log ratios, a secondary figure.
 	Pairs     int
 	SignFlipP float64
+	// RankP is the Mann–Whitney p-value of a row Welch's t-test decided,
+	// a secondary figure.
+	RankP float64
 	// MDE is the minimum detectable change at the current n, in percent:
 	// changes smaller than this cannot be told from noise (at power
 	// [Report.Power]); +Inf when no change can be significant at this n,
@@ -877,7 +880,7 @@ func testTable(t *Table, opts Options) []Warning {
 	for i := range t.Rows {
 		row := &t.Rows[i]
 		row.Delta, row.P, row.PAdjusted, row.WelchP = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-		row.MDE, row.SignFlipP = math.NaN(), math.NaN()
+		row.MDE, row.SignFlipP, row.RankP = math.NaN(), math.NaN(), math.NaN()
 		ps[i] = math.NaN()
 		if row.A.N == 0 || row.B.N == 0 {
 			side := "A"
@@ -908,7 +911,7 @@ func testTable(t *Table, opts Options) []Warning {
 		row.Separated = u.Separated(row.A.N, row.B.N)
 		if row.Test == DecideWelch {
 			if wt := Welch(row.A.Samples, row.B.Samples); !math.IsNaN(wt.P) {
-				row.P = wt.P
+				row.P, row.RankP = wt.P, u.P
 				ps[i], up[i] = wt.P, wt.T > 0
 				continue
 			}
@@ -1000,7 +1003,7 @@ func testTable(t *Table, opts Options) []Warning {
 		g := &Row{Metric: t.Metric, Unit: t.Unit, Direction: t.Direction, Point: "geomean",
 			A:     Summary{Center: ga, Low: nan, High: nan, Mean: nan, Median: nan, Stddev: nan, Min: nan, Max: nan},
 			B:     Summary{Center: gb, Low: nan, High: nan, Mean: nan, Median: nan, Stddev: nan, Min: nan, Max: nan},
-			Delta: (gb/ga - 1) * 100, P: nan, PAdjusted: nan, WelchP: nan, MDE: nan, SignFlipP: nan}
+			Delta: (gb/ga - 1) * 100, P: nan, PAdjusted: nan, WelchP: nan, MDE: nan, SignFlipP: nan, RankP: nan}
 		t.Geomean = g
 	}
 	return warns
@@ -1260,7 +1263,7 @@ func unitNotes(rep *Report) []string {
 	var notes []string
 	if paired {
 		notes = append(notes, "paired rounds: runs of A and B that ran in the same round of one invocation are compared as pairs "+
-			"(a paired t-test of the log ratio B/A per round); load that drifts from round to round cancels within each pair")
+			"(a paired t-test of the log ratio B/A per round, the exact sign-flip test beside it); load that drifts from round to round cancels within each pair")
 	}
 	if runs {
 		notes = append(notes, "samples are runs: each run's mean (one engine process) is one sample, tested with Welch's t-test; "+

@@ -196,6 +196,54 @@ const (
 	ansiReset  = "\x1b[0m"
 )
 
+// secondary is the p-value shown beside the one that decided: Welch's
+// beside the rank test, the rank test's beside Welch's, the exact
+// sign-flip test's beside the paired t-test.
+func secondary(row Row) float64 {
+	switch row.Test {
+	case DecideWelch:
+		return row.RankP
+	case DecidePairedT:
+		return row.SignFlipP
+	}
+	return row.WelchP
+}
+
+// mixedTests reports whether a table's rows were decided by different
+// tests, so that its secondary column needs a legend.
+func (r *Report) mixedTests() bool {
+	for _, t := range r.Tables {
+		if secondaryHead(t) == "2nd p" {
+			return true
+		}
+	}
+	return false
+}
+
+// secondaryHead names a table's secondary p column after the tests that
+// decided its rows: "welch p", "rank p", "sign-flip p", or "2nd p" when
+// they differ between rows.
+func secondaryHead(t Table) string {
+	head := ""
+	for _, r := range t.Rows {
+		if r.A.N == 0 || r.B.N == 0 {
+			continue
+		}
+		h := map[string]string{DecideWelch: "rank p", DecidePairedT: "sign-flip p"}[r.Test]
+		if h == "" {
+			h = "welch p"
+		}
+		if head != "" && head != h {
+			return "2nd p"
+		}
+		head = h
+	}
+	if head == "" {
+		return "welch p"
+	}
+	return head
+}
+
 // colorVerdict wraps a verdict in its colour: better green, worse red,
 // changed yellow; "~" and no verdict stay plain.
 func colorVerdict(v Verdict, s string) string {
@@ -407,7 +455,7 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 		if holm {
 			head = append(head, "p (Holm)")
 		}
-		head = append(head, "welch p", "verdict")
+		head = append(head, secondaryHead(t), "verdict")
 		g.rows = append(g.rows, head)
 		off := 0
 		if !single {
@@ -437,7 +485,7 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 				if holm {
 					cells = append(cells, fmtP(row.PAdjusted))
 				}
-				cells = append(cells, fmtP(row.WelchP), fmtVerdict(row.Verdict))
+				cells = append(cells, fmtP(secondary(row)), fmtVerdict(row.Verdict))
 				verdicts[len(g.rows)] = row.Verdict
 			}
 			g.rows = append(g.rows, cells)
@@ -480,6 +528,9 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 	}
 	if r.infinite() {
 		b.WriteString("\n± ∞: no " + fmtLevel(r.Confidence*100) + "% interval: the mean needs 2 samples, the median 6\n")
+	}
+	if r.mixedTests() {
+		b.WriteString("2nd p: Welch's beside the rank test, the rank test's beside Welch's, the exact sign-flip test's beside the paired t-test\n")
 	}
 	if len(r.OnlyA) > 0 || len(r.OnlyB) > 0 {
 		b.WriteString("\n")
@@ -541,7 +592,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		if holm {
 			head, align = append(head, "p (Holm)"), append(align, "--:")
 		}
-		head, align = append(head, "welch p", "verdict"), append(align, "--:", ":-:")
+		head, align = append(head, secondaryHead(t), "verdict"), append(align, "--:", ":-:")
 		b.WriteString("| " + strings.Join(head, " | ") + " |\n")
 		b.WriteString("|" + strings.Join(align, "|") + "|\n")
 		row := func(row Row, geo bool) {
@@ -566,7 +617,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				if holm {
 					cells = append(cells, fmtP(row.PAdjusted))
 				}
-				cells = append(cells, fmtP(row.WelchP), mdEscape(fmtVerdict(row.Verdict)))
+				cells = append(cells, fmtP(secondary(row)), mdEscape(fmtVerdict(row.Verdict)))
 			}
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
@@ -733,6 +784,7 @@ type jsonRow struct {
 	Exact     bool        `json:"exact"`
 	Separated bool        `json:"separated"`
 	WelchP    jnum        `json:"welchP"`
+	RankP     jnum        `json:"rankP"`
 	Verdict   string      `json:"verdict"`
 	Needed    int         `json:"neededPerSide"`
 	Unit      string      `json:"sampleUnit"`
@@ -828,7 +880,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 			jt.Rows = append(jt.Rows, jsonRow{
 				Point: row.Point, A: toJSONSummary(row.A), B: toJSONSummary(row.B),
 				Delta: jnum(row.Delta), P: jnum(row.P), PAdjusted: jnum(row.PAdjusted),
-				Exact: row.Exact, Separated: row.Separated, WelchP: jnum(row.WelchP),
+				Exact: row.Exact, Separated: row.Separated, WelchP: jnum(row.WelchP), RankP: jnum(row.RankP),
 				Verdict: verdictWord(row.Verdict), Needed: row.Needed,
 				Unit: row.SampleUnit, DecidedBy: row.Test, Pairs: row.Pairs, SignFlipP: jnum(row.SignFlipP),
 				MDE: jnum(row.MDE), DetectN: row.DetectN,
