@@ -302,9 +302,16 @@ func testPrepare(t *testing.T, c Case) {
 }
 
 // LoadPoints loads experiments written in CUE against the real schema, in
-// a temporary module, and returns every point by id. src is the body of a
-// package that imports the schema.
+// a temporary module, and returns every point by id ("c/<name>"). src is
+// the body of a package that imports the schema.
 func LoadPoints(t testing.TB, src string) map[string]*spec.Point {
+	t.Helper()
+	return LoadPackage(t, "c", src)
+}
+
+// LoadPackage is [LoadPoints] with the experiments in package pkg (ids
+// "<pkg>/<name>").
+func LoadPackage(t testing.TB, pkg, src string) map[string]*spec.Point {
 	t.Helper()
 	root := t.TempDir()
 	write := func(name, text string) {
@@ -317,7 +324,7 @@ func LoadPoints(t testing.TB, src string) map[string]*spec.Point {
 		}
 	}
 	write("cue.mod/module.cue", "module: \"example.com/conformance@v0\"\nlanguage: version: \"v0.17.0\"\n")
-	write("experiments/c/c.cue", "package c\n\nimport \"github.com/rigorbench/rigor/schema\"\n\n"+src)
+	write("experiments/"+pkg+"/"+pkg+".cue", "package "+pkg+"\n\nimport \"github.com/rigorbench/rigor/schema\"\n\n"+src)
 	set, err := spec.Load(spec.Options{Root: root})
 	if err != nil {
 		t.Fatalf("loading experiments: %v", err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/engine/enginetest"
 	"github.com/rigorbench/rigor/internal/gguf"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -100,7 +101,7 @@ func TestIntegration(t *testing.T) {
 	dir := t.TempDir()
 	model := filepath.Join(dir, "tiny.gguf")
 	writeModel(t, model, tinySpec)
-	points := loadPoints(t, `
+	points := enginetest.LoadPackage(t, "nl", `
 run: schema.#Experiment & {
 	model: path: "/unused.gguf"
 	engine: {family: "node-llama-cpp", source: npm: "3.22.1"}

@@ -10,40 +10,9 @@ import (
 	"testing"
 
 	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/engine/enginetest"
 	"github.com/rigorbench/rigor/internal/spec"
 )
-
-// loadPoints loads experiments written in CUE against the real schema, in a
-// temporary module, and returns every point by id.
-func loadPoints(t *testing.T, src string) map[string]*spec.Point {
-	t.Helper()
-	root := t.TempDir()
-	write := func(name, text string) {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("cue.mod/module.cue", "module: \"example.com/bench@v0\"\nlanguage: version: \"v0.17.0\"\n")
-	write("experiments/nl/nl.cue", "package nl\n\nimport \"github.com/rigorbench/rigor/schema\"\n\n"+src)
-	set, err := spec.Load(spec.Options{Root: root})
-	if err != nil {
-		t.Fatalf("loading experiments: %v", err)
-	}
-	for _, p := range set.Problems {
-		t.Fatalf("problem in the test experiments: %v", p)
-	}
-	points := map[string]*spec.Point{}
-	for _, e := range set.Experiments {
-		for _, p := range e.Points {
-			points[p.ID] = p
-		}
-	}
-	return points
-}
 
 const planExperiments = `
 _base: schema.#Experiment & {
@@ -70,7 +39,7 @@ reservedR: _base & {extraArgs: ["-r", "9"]}
 `
 
 func TestPlan_Argv(t *testing.T) {
-	points := loadPoints(t, planExperiments)
+	points := enginetest.LoadPackage(t, "nl", planExperiments)
 	in := engine.Inputs{BinDir: "/cache/engines/node-llama-cpp/abc", Model: "/models/tiny.gguf"}
 	cases := []struct {
 		id   string
@@ -106,7 +75,7 @@ func TestPlan_Argv(t *testing.T) {
 }
 
 func TestPlan_Rejects(t *testing.T) {
-	points := loadPoints(t, planExperiments)
+	points := enginetest.LoadPackage(t, "nl", planExperiments)
 	_, err := Engine{}.Plan(points["nl/gp"], engine.Inputs{})
 	if err == nil || !strings.Contains(err.Error(), "bench.gp: not supported by node-llama-cpp") {
 		t.Errorf("Plan(gp): got %v, want bench.gp not supported", err)
@@ -150,7 +119,7 @@ catch (e) { console.log(JSON.stringify({error: e.message})); }`
 		}
 		return m, ""
 	}
-	points := loadPoints(t, planExperiments)
+	points := enginetest.LoadPackage(t, "nl", planExperiments)
 	plan, err := Engine{}.Plan(points["nl/full"], engine.Inputs{BinDir: dir, Model: "/models/tiny.gguf"})
 	if err != nil {
 		t.Fatal(err)
