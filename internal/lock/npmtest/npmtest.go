@@ -137,17 +137,36 @@ func (r *Registry) packument(req *http.Request, name string, versions map[string
 	return doc
 }
 
+var (
+	runningMu sync.Mutex
+	running   = map[*testscript.TestScript]*Registry{}
+)
+
 // Cmd is a testscript command that starts a stand-in registry from a JSON
-// [Config] file and points npm at it (npm_config_registry) for the rest
-// of the script; the registry stops when the script ends:
+// [Config] file and points npm at it (npm_config_registry; its address
+// is also in NPM_REGISTRY_ADDR) for the rest of the script; the registry
+// stops when the script ends, or at "fake-npm-registry stop" (so that
+// another listener can take its port):
 //
 //	fake-npm-registry registry.json
+//	fake-npm-registry stop
 func Cmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("unsupported: ! fake-npm-registry")
 	}
 	if len(args) != 1 {
-		ts.Fatalf("usage: fake-npm-registry config.json")
+		ts.Fatalf("usage: fake-npm-registry config.json|stop")
+	}
+	if args[0] == "stop" {
+		runningMu.Lock()
+		r := running[ts]
+		delete(running, ts)
+		runningMu.Unlock()
+		if r == nil {
+			ts.Fatalf("fake-npm-registry stop: no registry running")
+		}
+		r.Close()
+		return
 	}
 	b, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
@@ -156,6 +175,10 @@ func Cmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("parsing %s: %v", filepath.Base(args[0]), err)
 	}
 	r := New(cfg)
+	runningMu.Lock()
+	running[ts] = r
+	runningMu.Unlock()
 	ts.Defer(r.Close)
 	ts.Setenv("npm_config_registry", r.URL+"/")
+	ts.Setenv("NPM_REGISTRY_ADDR", r.Listener.Addr().String())
 }
