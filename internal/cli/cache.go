@@ -11,6 +11,7 @@ import (
 
 	"github.com/rigorbench/rigor/internal/buildcache"
 	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/run"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -92,6 +93,16 @@ func (c *cachePruneCmd) Run(e *env) error {
 	removed, err := e.buildCache().Prune(context.Background(), opts)
 	if err != nil {
 		return err
+	}
+	if !c.DryRun {
+		// Scratch directories of runs whose rigor was killed.
+		dirs, size, err := run.CleanScratch(e.cfg().Cache)
+		if len(dirs) > 0 {
+			fmt.Fprintf(e.stderr, "rigor: removed %d scratch run %s, %s\n", len(dirs), plural(len(dirs), "directory", "directories"), humanBytes(size))
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "rigor: warning: %v\n", err)
+		}
 	}
 	if c.JSON {
 		return e.printJSON(removed)

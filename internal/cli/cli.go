@@ -59,6 +59,8 @@ type env struct {
 	stdout, stderr io.Writer
 	wd             string
 	config         *config
+	// warnedDetached is set once the detached HEAD warning was printed.
+	warnedDetached bool
 }
 
 // Main runs rigor with os.Args and returns the exit code.

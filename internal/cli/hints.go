@@ -51,6 +51,10 @@ func explain(err error, id string) error {
 func (e *env) commitRecords(store *results.Store, files []string, msg, what string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if detached, err := store.HeadDetached(); err == nil && detached && !e.warnedDetached {
+		e.warnedDetached = true
+		fmt.Fprintf(e.stderr, "rigor: warning: HEAD is detached: the commit belongs to no branch, and the next checkout leaves it behind ('git switch -c NAME' keeps it)\n")
+	}
 	_, err := store.Commit(ctx, files, msg)
 	if errors.Is(err, results.ErrNotRepository) {
 		fmt.Fprintf(e.stderr, "rigor: warning: %s not committed: the module is not in a git repository ('git init' to keep their history, or --no-commit)\n", what)

@@ -90,6 +90,10 @@ func (c *runCmd) Run(e *env) error {
 	}
 
 	store := results.Open(root)
+	// A run that cannot be recorded is measured for nothing: check first.
+	if err := store.CheckWritable(x.ID); err != nil {
+		return withHint(err, "make results/ writable and give it space, then run again; nothing was started")
+	}
 	// The earlier runs, read before this one adds its own, for the
 	// comparison printed at the end.
 	previous, _, _ := store.List(results.Filter{Experiment: x.ID})
@@ -136,7 +140,15 @@ func (c *runCmd) Run(e *env) error {
 	sink := func(pr *run.PointRun) error {
 		path, err := store.Write(pr.Record, pr.Raw)
 		if err != nil {
-			return fmt.Errorf("writing the record of %s: %w", pr.Point.ID, err)
+			// Nothing measured is lost: the record goes to the fallback
+			// directory, and its samples are printed.
+			printSummary(e, []*results.Run{pr.Record})
+			saved, ferr := results.Fallback().Write(pr.Record, pr.Raw)
+			if ferr != nil {
+				return fmt.Errorf("writing the record of %s: %w (and to the fallback directory: %v)", pr.Point.ID, err, ferr)
+			}
+			return withHint(fmt.Errorf("writing the record of %s: %w", pr.Point.ID, err),
+				"the record is saved at "+saved+"; copy it into results/"+pr.Record.Experiment+"/ and commit it once the problem is fixed")
 		}
 		rel, _ := filepath.Rel(e.wd, path)
 		written = append(written, pr.Record)

@@ -269,6 +269,10 @@ func (r *Runner) Run(ctx context.Context, prep *Prepared, points []*spec.Point, 
 		return err
 	}
 	groups := Groups(e, points)
+	// Scratch directories of runs whose rigor was killed are removed.
+	if removed, _, _ := CleanScratch(r.Cache); len(removed) > 0 {
+		r.say("removed %d scratch %s left by a rigor that did not finish", len(removed), plural(len(removed), "directory", "directories"))
+	}
 	started := r.now()
 	done := 0
 	total := len(points)
@@ -329,6 +333,11 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		return nil, err
 	}
 	defer os.RemoveAll(runDir)
+	// Claimed while the run lives, so that another rigor's cleanup (or
+	// `cache prune`) never removes it, and removes it if this rigor dies.
+	if release, err := ClaimScratch(runDir); err == nil {
+		defer release()
+	}
 	in := prep.Inputs
 	in.RunDir = runDir
 	plan, err := e.Plan(point, in)
@@ -407,7 +416,7 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 }
 
 func (r *Runner) tmpDir() string {
-	dir := filepath.Join(r.Cache, "runs")
+	dir := ScratchDir(r.Cache)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return os.TempDir()
 	}
