@@ -188,7 +188,8 @@
 // [WriteJSON] writes one object whose field names are stable (version
 // [JSONVersion]); numbers that do not exist are null:
 //
-//	version, center ("mean"|"median"), test ("mann-whitney-u"),
+//	version, center ("mean"|"median"), test ("mann-whitney-u"|"welch-t"|
+//	"paired-t-log"|"mixed": the rows' decidedBy),
 //	correction ("holm"), alpha, confidence, power,
 //	a, b: {label, runs, used, points, experiments, first, last},
 //	config: [{section ("spec"|"lock"|"rig"), path, old, new, points}]

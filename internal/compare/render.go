@@ -209,6 +209,28 @@ func secondary(row Row) float64 {
 	return row.WelchP
 }
 
+// decidingTest names the test that decided the report's rows, "mixed"
+// when they differ (each row's decidedBy says), "mann-whitney-u" when
+// there is none.
+func (r *Report) decidingTest() string {
+	test := ""
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if row.Test == "" || row.A.N == 0 || row.B.N == 0 {
+				continue
+			}
+			if test != "" && test != row.Test {
+				return "mixed"
+			}
+			test = row.Test
+		}
+	}
+	if test == "" {
+		return DecideMannWhitney
+	}
+	return test
+}
+
 // mixedTests reports whether a table's rows were decided by different
 // tests, so that its secondary column needs a legend.
 func (r *Report) mixedTests() bool {
@@ -866,7 +888,7 @@ func orEmpty[T any](x []T) []T {
 func WriteJSON(w io.Writer, r *Report) error {
 	out := jsonReport{
 		Version: JSONVersion, A: toJSONSide(r.A), B: toJSONSide(r.B),
-		Center: string(r.Center), Test: "mann-whitney-u", Correction: "holm",
+		Center: string(r.Center), Test: r.decidingTest(), Correction: "holm",
 		Alpha: r.Alpha, Confidence: r.Confidence, Power: r.Power,
 		Config: orEmpty(r.Config), Mismatches: []jsonMismatch{}, Tables: []jsonTable{},
 		OnlyA: orEmpty(r.OnlyA), OnlyB: orEmpty(r.OnlyB), Notes: orEmpty(r.Notes), Warnings: []jsonWarning{},
