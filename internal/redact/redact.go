@@ -233,6 +233,8 @@ var (
 	listOptRe = regexp.MustCompile(`(")(--?[A-Za-z][A-Za-z0-9_.-]*)"\s*,\s*"(` + valueStart + valueClass + `*)"`)
 	// Authorization: Bearer X, Basic X, token X.
 	bearerRe = regexp.MustCompile(`(?i)\b(bearer|basic|token)([ \t]+)(` + valueClass + `{6,})`)
+	// Authorization: SCHEME CREDENTIALS, whatever the scheme.
+	authHeaderRe = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization)("?[ \t]*[:=][ \t]*"?)([A-Za-z][A-Za-z0-9_-]*)([ \t]+)(` + valueChars + `)`)
 	// Words shaped like well-known tokens.
 	tokenRe = regexp.MustCompile(`\b(hf_[A-Za-z0-9]{20,}|bhk_[0-9a-f]{40}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|npm_[A-Za-z0-9]{30,}|glpat-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b`)
 )
@@ -256,12 +258,13 @@ func redactText(s string, found *[]string) string {
 	out := urlRe.ReplaceAllStringFunc(s, func(u string) string { return redactURL(u, found) })
 	out = bearerRe.ReplaceAllStringFunc(out, func(m string) string {
 		sub := bearerRe.FindStringSubmatch(m)
-		if strings.EqualFold(sub[1], "token") && !strings.ContainsAny(sub[3], "0123456789") {
-			return m // "token budget": a word, not a token
+		if !strings.EqualFold(sub[1], "bearer") && !strings.ContainsAny(sub[3], "0123456789=+/_.-") {
+			return m // "token budget", "basic throughput": words, not credentials
 		}
 		note(found, sub[3])
 		return sub[1] + sub[2] + Mark
 	})
+	out = replaceGroup(out, authHeaderRe, 5, func([]string) bool { return true }, found)
 	out = redactAssignments(out, found)
 	out = tokenRe.ReplaceAllStringFunc(out, func(m string) string { note(found, m); return Mark })
 	if out == s {
@@ -294,8 +297,18 @@ func redactAssignments(s string, found *[]string) string {
 	return replaceGroup(s, assignRe, 6, func(m []string) bool {
 		// Quotes around the name come in pairs: "../etc/passwd": x is a
 		// path, not a key.
-		return m[1] == m[3] && SecretName(m[2]) && !strings.EqualFold(m[6], "bearer") && !strings.EqualFold(m[6], "basic")
+		return m[1] == m[3] && SecretName(m[2]) && !authScheme(m[6])
 	}, found)
+}
+
+// authScheme reports whether w is an HTTP authorization scheme, which
+// precedes the credentials rather than being one.
+func authScheme(w string) bool {
+	switch strings.ToLower(w) {
+	case "bearer", "basic", "token", "digest", "negotiate", "ntlm":
+		return true
+	}
+	return false
 }
 
 // replaceGroup replaces group g of every match of re for which secret
