@@ -232,3 +232,49 @@ func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 func num0(v float64) string {
 	return strings.TrimSuffix(strconv.FormatFloat(v, 'f', 0, 64), ".")
 }
+
+// String sums the state up in one line for a run's output: "2 cores, load
+// 0.3 before and 3.1 at most, other processes 1.6 cores, governor
+// performance, hottest zone 71 °C, GPU 0 83 °C 2520 MHz 287 W".
+func (st *State) String() string {
+	if st == nil {
+		return "no machine state"
+	}
+	parts := []string{strconv.Itoa(st.Cores) + " cores"}
+	if b, p := st.Before, st.Peak; b != nil && p != nil {
+		parts = append(parts, "load "+num(b.Load1)+" before and "+num(p.Load1)+" at most")
+	} else if b != nil {
+		parts = append(parts, "load "+num(b.Load1))
+	}
+	if st.OtherCores != nil {
+		parts = append(parts, "other processes "+num(*st.OtherCores)+" cores")
+	}
+	s := peakOrBefore(st)
+	if s != nil {
+		if s.Governor != "" {
+			parts = append(parts, "governor "+s.Governor)
+		}
+		if t := hottest(s); t > 0 {
+			parts = append(parts, "hottest zone "+num0(t)+" °C")
+		}
+		if s.SwapUsedMiB > 0 {
+			parts = append(parts, "swap "+num0(s.SwapUsedMiB)+" MiB")
+		}
+		for _, g := range s.GPUs {
+			var f []string
+			if g.TempC > 0 {
+				f = append(f, num0(g.TempC)+" °C")
+			}
+			if g.ClockMHz > 0 {
+				f = append(f, num0(g.ClockMHz)+" MHz")
+			}
+			if g.PowerW > 0 {
+				f = append(f, num0(g.PowerW)+" W")
+			}
+			if len(f) > 0 {
+				parts = append(parts, "GPU "+strconv.Itoa(g.Index)+" "+strings.Join(f, " "))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
