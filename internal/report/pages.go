@@ -75,7 +75,9 @@ type experimentPage struct {
 	NumFrom int
 	Columns []string
 	Rows    []expRow
-	More    []string
+	// RowsHTML is Rows as table rows (see rowsHTML).
+	RowsHTML template.HTML
+	More     []string
 	// ByCommit is the view over engine commits, when there are two or
 	// more.
 	ByCommit *commitView
@@ -208,6 +210,7 @@ func newExperimentPage(id string, h *compare.History, byID map[string]*results.R
 		}
 		p.Rows = append(p.Rows, row)
 	}
+	p.RowsHTML = rowsHTML(p)
 	return p, nil
 }
 
