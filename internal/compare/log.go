@@ -223,13 +223,20 @@ func Log(runs []results.Run) *History {
 
 // sortRounds orders the runs of one invocation's round (or of one
 // invocation without rounds) by their sweep points' values rather than by
-// the order they ran in, which a shuffled round makes arbitrary. Runs
-// without an invocation keep their order.
+// the order they ran in, which a shuffled round makes arbitrary; and so
+// the runs of one experiment that share a start time (an imported sweep,
+// whose records differ only in their ids' random suffixes). Other runs
+// keep their order.
 func sortRounds(runs []*results.Run) {
+	same := func(a, b *results.Run) bool {
+		if a.Invocation != "" || b.Invocation != "" {
+			return a.Invocation == b.Invocation && a.Round == b.Round
+		}
+		return a.Experiment == b.Experiment && !a.Start.IsZero() && a.Start.Equal(b.Start)
+	}
 	for i := 0; i < len(runs); {
 		j := i + 1
-		inv, round := runs[i].Invocation, runs[i].Round
-		for inv != "" && j < len(runs) && runs[j].Invocation == inv && runs[j].Round == round {
+		for j < len(runs) && same(runs[i], runs[j]) {
 			j++
 		}
 		if j-i > 1 {

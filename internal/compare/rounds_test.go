@@ -206,3 +206,30 @@ func renderText(t *testing.T, rep *Report) string {
 	}
 	return b.String()
 }
+
+// TestLog_pointOrder: the points of a shuffled round, and of an imported
+// sweep whose records share a start time, are listed by value, not by the
+// order they ran in or their ids.
+func TestLog_pointOrder(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	mk := func(id string, ub int, start time.Time, inv string, round int) results.Run {
+		return results.Run{ID: id, Experiment: "x/s", Point: fmt.Sprintf("x/s[ub=%d]", ub), Swept: map[string]any{"flags.ub": ub},
+			Status: "ok", Start: start, Invocation: inv, Round: round,
+			Metrics: []results.Metric{{Name: "tokSOut", Unit: "tok/s", Samples: []float64{1, 2}}}}
+	}
+	runs := []results.Run{
+		// round 1 ran 64, 16, 32; round 2 ran 32, 64, 16
+		mk("r1a", 64, t0, "inv", 1), mk("r1b", 16, t0.Add(time.Minute), "inv", 1), mk("r1c", 32, t0.Add(2*time.Minute), "inv", 1),
+		mk("r2a", 32, t0.Add(3*time.Minute), "inv", 2), mk("r2b", 64, t0.Add(4*time.Minute), "inv", 2), mk("r2c", 16, t0.Add(5*time.Minute), "inv", 2),
+		// an imported sweep: one start time, ids in no useful order
+		mk("imp-a", 128, t0.Add(time.Hour), "", 0), mk("imp-b", 8, t0.Add(time.Hour), "", 0), mk("imp-c", 16, t0.Add(time.Hour), "", 0),
+	}
+	var got []string
+	for _, e := range Log(runs).Entries {
+		got = append(got, e.Point)
+	}
+	want := []string{"ub=16", "ub=32", "ub=64", "ub=16", "ub=32", "ub=64", "ub=8", "ub=16", "ub=128"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("log order %v, want %v", got, want)
+	}
+}
