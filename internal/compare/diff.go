@@ -1245,6 +1245,7 @@ func countWord(n int) string {
 // other is weaker.
 func unitNotes(rep *Report) []string {
 	var runs, reps, paired bool
+	unpairedA, unpairedB := 0, 0
 	for _, t := range rep.Tables {
 		for _, r := range t.Rows {
 			if r.A.N == 0 || r.B.N == 0 {
@@ -1253,6 +1254,7 @@ func unitNotes(rep *Report) []string {
 			switch {
 			case r.Test == DecidePairedT:
 				paired = true
+				unpairedA, unpairedB = max(unpairedA, r.A.N-r.Pairs), max(unpairedB, r.B.N-r.Pairs)
 			case r.SampleUnit == UnitRuns:
 				runs = true
 			default:
@@ -1262,8 +1264,12 @@ func unitNotes(rep *Report) []string {
 	}
 	var notes []string
 	if paired {
-		notes = append(notes, "paired rounds: runs of A and B that ran in the same round of one invocation are compared as pairs "+
-			"(a paired t-test of the log ratio B/A per round, the exact sign-flip test beside it); load that drifts from round to round cancels within each pair")
+		n := "paired rounds: runs of A and B that ran in the same round of one invocation are compared as pairs " +
+			"(a paired t-test of the log ratio B/A per round, the exact sign-flip test beside it); load that drifts from round to round cancels within each pair"
+		if unpairedA > 0 || unpairedB > 0 {
+			n += fmt.Sprintf("; runs without a partner in the same round (up to %d of A's, %d of B's per point) count in the means but not in the test", unpairedA, unpairedB)
+		}
+		notes = append(notes, n)
 	}
 	if runs {
 		notes = append(notes, "samples are runs: each run's mean (one engine process) is one sample, tested with Welch's t-test; "+

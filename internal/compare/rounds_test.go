@@ -79,6 +79,24 @@ func TestCompare_pairedRounds(t *testing.T) {
 	}
 }
 
+// TestCompare_pairedExtraRuns: runs of another invocation on one side
+// count in its mean but not in the pairs, and the note says so.
+func TestCompare_pairedExtraRuns(t *testing.T) {
+	a := append(roundRuns("x/a", "inv1", 100, busyRounds), roundRuns("x/a", "inv0", 100, []float64{1, 1})...)
+	b := roundRuns("x/b", "inv1", 103, busyRounds)
+	rep, err := Compare(Side{"a", a}, Side{"b", b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := rep.Tables[0].Rows[0]
+	if row.Test != DecidePairedT || row.Pairs != 5 || row.A.N != 7 || row.B.N != 5 {
+		t.Errorf("test %s pairs %d n %d/%d; want paired, 5 pairs, 7/5 runs", row.Test, row.Pairs, row.A.N, row.B.N)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "runs without a partner in the same round (up to 2 of A's, 0 of B's per point) count in the means but not in the test") {
+		t.Errorf("notes %q lack the runs left out of the pairs", rep.Notes)
+	}
+}
+
 // TestCompare_pairedNoise: A against A on the busy machine with noise in
 // the ratios: the paired test says "~" and states what it could detect.
 func TestCompare_pairedAvsA(t *testing.T) {
