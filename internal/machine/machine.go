@@ -143,6 +143,9 @@ type Sampler struct {
 // Start samples the machine now and keeps sampling until [Sampler.Stop].
 // pids returns the engine's processes (those of the run, whose CPU time is
 // not "other"); it may return different ids over time and may be nil.
+// Call Start before the engine's processes start: a process first seen
+// after Start counts with its whole CPU time. rigor's own process counts
+// as the engine's, with the vendor tools it runs (reaped children).
 func Start(ctx context.Context, pids func() []int) *Sampler {
 	return StartWith(ctx, pids, Options{})
 }
