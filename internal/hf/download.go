@@ -420,3 +420,52 @@ func writeFileAtomic(name string, data []byte) error {
 	}
 	return os.Rename(tmp.Name(), name)
 }
+
+// Open returns the content of file of repo at commit as a stream (GET
+// {endpoint}/{repo}/resolve/{commit}/{path}, following the redirect to
+// the CDN), retrying the request's transient failures. The caller reads
+// as much as it needs, a GGUF header or a small file, and closes it.
+// Reads stall out after the client's timeout.
+func (c *Client) Open(ctx context.Context, repo, commit, file string) (io.ReadCloser, error) {
+	if err := ValidateRepoID(repo); err != nil {
+		return nil, err
+	}
+	if err := validFilePath(file); err != nil {
+		return nil, fmt.Errorf("reading %s@%s: %w", repo, commit, err)
+	}
+	r := request{
+		method: http.MethodGet,
+		url:    c.endpoint + "/" + repo + "/resolve/" + commit + "/" + escapePath(file),
+		repo:   repo,
+		rev:    commit,
+		path:   file,
+		header: http.Header{"Accept-Encoding": {"identity"}},
+	}
+	if c.offline {
+		return nil, fmt.Errorf("%s %s: %w", r.method, r.url, ErrOffline)
+	}
+	var body io.ReadCloser
+	err := c.retry(ctx, func() *attemptError {
+		resp, done, ae := c.send(ctx, r)
+		if ae != nil {
+			return ae
+		}
+		body = &doneCloser{Reader: resp.Body, done: done}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s@%s: %s: %w", repo, commit, file, err)
+	}
+	return body, nil
+}
+
+// doneCloser closes a response body and stops its watchdog.
+type doneCloser struct {
+	io.Reader
+	done func()
+}
+
+func (d *doneCloser) Close() error {
+	d.done()
+	return nil
+}

@@ -1,7 +1,10 @@
 package lock
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -103,22 +106,17 @@ func (r *Resolver) hubResolve(ctx context.Context, m spec.Model, withFiles bool)
 		if err != nil {
 			return nil, fmt.Errorf("%s@%s: %w", m.HF, short(commit), err)
 		}
-		for _, f := range matched {
-			fl := FileLock{Path: f.Path, Size: f.Size}
-			if f.SHA256 != "" {
-				fl.SHA256 = f.SHA256
-			} else {
-				fl.BlobID = f.BlobID
-			}
-			if r.hfCache != "" {
-				fl.GGUF = ggufFacts(hf.SnapshotPath(r.hfCache, m.HF, commit, f.Path))
-			}
-			res.files = append(res.files, fl)
-		}
 		if len(matched) > 0 {
 			if err := r.checkAccess(ctx, m.HF, m.Rev(), commit, matched[0].Path); err != nil {
 				return nil, err
 			}
+		}
+		for _, f := range matched {
+			fl, err := r.hubFile(ctx, m.HF, commit, f)
+			if err != nil {
+				return nil, err
+			}
+			res.files = append(res.files, fl)
 		}
 		return res, nil
 	})
@@ -126,6 +124,53 @@ func (r *Resolver) hubResolve(ctx context.Context, m spec.Model, withFiles bool)
 		return nil, err
 	}
 	return v.(*hubResult), nil
+}
+
+// hubFile locks one hub file from the hub itself, never from what the
+// local cache happens to hold, so the lockfile's bytes are the same on
+// every machine: an LFS file's sha256 is the tree's, its GGUF facts are
+// read from the first bytes of its content; a small file stored in git
+// (config.json, tokenizer files) is read whole and hashed, so that it too
+// has a sha256 a run can verify (its git blob id is kept and checked as
+// it streams).
+func (r *Resolver) hubFile(ctx context.Context, repo, commit string, f hf.FileInfo) (FileLock, error) {
+	fl := FileLock{Path: f.Path, Size: f.Size, SHA256: f.SHA256}
+	isGGUF := strings.HasSuffix(strings.ToLower(f.Path), ".gguf")
+	if f.LFS && !isGGUF {
+		return fl, nil
+	}
+	if !f.LFS {
+		fl.BlobID = f.BlobID
+	}
+	body, err := r.hf.Open(ctx, repo, commit, f.Path)
+	if err != nil {
+		return FileLock{}, err
+	}
+	defer body.Close()
+	if f.LFS {
+		fl.GGUF = ggufFactsFrom(body, f.Size)
+		return fl, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(body, f.Size+1))
+	if err != nil {
+		return FileLock{}, fmt.Errorf("reading %s@%s: %s: %w", repo, short(commit), f.Path, err)
+	}
+	if int64(len(b)) != f.Size || gitBlobID(b) != f.BlobID {
+		return FileLock{}, fmt.Errorf("reading %s@%s: %s: the hub served %d bytes that do not match the tree's size %d and git blob id %s", repo, short(commit), f.Path, len(b), f.Size, short(f.BlobID))
+	}
+	fl.SHA256, _, _ = hashBytes(b)
+	if isGGUF {
+		fl.GGUF = ggufFactsFrom(bytes.NewReader(b), f.Size)
+	}
+	return fl, nil
+}
+
+// gitBlobID is git's object id of a blob with content b.
+func gitBlobID(b []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(b))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // OfflineError says what an offline resolution could not find in the
@@ -202,9 +247,13 @@ func (r *Resolver) hubFromCache(m spec.Model, withFiles bool) (*hubResult, error
 		switch {
 		case err == nil && hex64.MatchString(name):
 			fl.SHA256 = name
-		case err == nil && hex40.MatchString(name):
-			fl.BlobID = name
 		default:
+			// A small file stored in git (its blob named by the git blob
+			// id), or a file not linked into blobs/: hash it, as the
+			// online lock does.
+			if err == nil && hex40.MatchString(name) {
+				fl.BlobID = name
+			}
 			sum, _, err := HashFile(context.Background(), p)
 			if err != nil {
 				return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/url"
@@ -538,6 +539,16 @@ func ggufFacts(p string) map[string]any {
 		return nil
 	}
 	f, err := gguf.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	return normalize(f.Facts().Map())
+}
+
+// ggufFactsFrom reads the header facts of a GGUF stream of size bytes,
+// or returns nil when it is not GGUF.
+func ggufFactsFrom(r io.Reader, size int64) map[string]any {
+	f, err := gguf.ReadWith(r, gguf.ReadOptions{Size: size})
 	if err != nil {
 		return nil
 	}
