@@ -52,6 +52,9 @@ type cli struct {
 	Import  importCmd  `cmd:"" help:"Import results kept in other formats (seed summaries, LocalMaxxing, local-ai-registry, llama-bench JSON) as run records."`
 	Export  exportCmd  `cmd:"" help:"Export runs as a LocalMaxxing speed test, a local-ai-registry record, or a markdown, CSV or JSON table."`
 	Cache   cacheCmd   `cmd:"" help:"List or prune the engine build cache."`
+
+	// Loadgen is the bench process of serve experiments.
+	Loadgen loadgenCmd `cmd:"" hidden:"" help:"Measure an OpenAI-compatible server under load (the bench process of serve experiments)."`
 }
 
 // env is what commands get: writers, the working directory.

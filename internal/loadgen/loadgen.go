@@ -543,3 +543,36 @@ func clip(b []byte) string {
 	}
 	return string(b)
 }
+
+// WaitHealthy polls url until it answers 200, ctx ends or limit passes.
+func WaitHealthy(ctx context.Context, url string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	client := &http.Client{Timeout: 5 * time.Second}
+	var last string
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return fmt.Errorf("checking the server's health: %w", err)
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted while waiting for %s", url)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server was not healthy within %s (%s answered %s)", limit, url, last)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

@@ -67,6 +67,11 @@ var familyDefs = map[string][2]string{
 	FamilyIkLlamaCpp: {"#IkLlamaBenchFlags", "#LlamaBench"},
 	FamilyVLLM:       {"#VllmFlags", "#VllmBench"},
 	FamilyNodeLlama:  {"#NodeLlamaFlags", "#LlamaBench"},
+
+	ServePrefix + FamilyLlamaCpp:   {"#LlamaServerFlags", "#Workload"},
+	ServePrefix + FamilyIkLlamaCpp: {"#IkLlamaServerFlags", "#Workload"},
+	ServePrefix + FamilyVLLM:       {"#VllmFlags", "#Workload"},
+	ServePrefix + FamilyNodeLlama:  {"#NodeLlamaFlags", "#Workload"},
 }
 
 // flagTable reads the flag definitions of a schema definition.

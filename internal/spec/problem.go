@@ -252,6 +252,7 @@ func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *c
 	family := ""
 	if exp != nil {
 		family, _ = exp.LookupPath(cue.ParsePath("engine.family")).String()
+		family = TableKey(family, exp.LookupPath(cue.ParsePath("serve")).Exists())
 	}
 	last := fpath
 	if i := strings.LastIndex(fpath, "."); i >= 0 {
@@ -296,7 +297,10 @@ func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *c
 			}
 		} else if section == "bench" && family != "" && s != nil {
 			if t := s.FlagTable(family, "bench"); t != nil {
-				p.Msg = fmt.Sprintf("the %s workload of %s has no field %q", family, benchTool(family), last)
+				p.Msg = fmt.Sprintf("the %s workload of %s has no field %q", strings.TrimPrefix(family, ServePrefix), benchTool(family), last)
+				if strings.HasPrefix(family, ServePrefix) {
+					p.Msg = fmt.Sprintf("the serve workload has no field %q", last)
+				}
 				if n := nearest(last, t.Names()); n != "" {
 					p.Hints = append(p.Hints, fmt.Sprintf("did you mean %s?", n))
 				}
@@ -561,6 +565,14 @@ func benchTool(family string) string {
 		return "vllm"
 	case FamilyNodeLlama:
 		return "rigor's node-llama-cpp runner"
+	case ServePrefix + FamilyLlamaCpp:
+		return "llama.cpp's llama-server"
+	case ServePrefix + FamilyIkLlamaCpp:
+		return "ik_llama.cpp's llama-server"
+	case ServePrefix + FamilyVLLM:
+		return "vllm serve"
+	case ServePrefix + FamilyNodeLlama:
+		return "rigor's node-llama-cpp server"
 	}
 	return family
 }

@@ -17,7 +17,28 @@ type Spec struct {
 	Sweep          map[string]any    `json:"sweep,omitempty"`
 	Quality        Quality           `json:"quality"`
 	TimeoutSeconds int               `json:"timeoutSeconds,omitempty"`
+	// Serve is set for a serve experiment (schema #Serve): the engine runs
+	// as a server and rigor's load generator measures it. Its fields are
+	// the engine's to read.
+	Serve map[string]any `json:"serve,omitempty"`
 }
+
+// ServePrefix prefixes a family in the keys of the serve-mode flag and
+// workload tables ([TableKey]).
+const ServePrefix = "serve:"
+
+// TableKey is the key of an experiment's flag and bench tables: the
+// family, or ServePrefix+family for a serve experiment, whose flags are
+// the server's and whose bench is a workload.
+func TableKey(family string, serve bool) string {
+	if serve {
+		return ServePrefix + family
+	}
+	return family
+}
+
+// TableKey is the key of the spec's flag and bench tables.
+func (s Spec) TableKey() string { return TableKey(s.Engine.Family, s.Serve != nil) }
 
 // Model mirrors schema #Model.
 type Model struct {

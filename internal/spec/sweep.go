@@ -74,7 +74,7 @@ func quoteLabel(s string) string {
 }
 
 func (s *Set) finishPoint(p *Point) error {
-	fam := p.Spec.Engine.Family
+	fam := p.Spec.TableKey()
 	var err error
 	if t := s.FlagTable(fam, "flags"); t != nil {
 		if p.Flags, err = renderArgs(t, p.Spec.Flags); err != nil {
@@ -113,7 +113,7 @@ func (s *Set) sweepAxes(e *Experiment, col *collector) ([][]Axis, bool) {
 		ok = false
 	}
 	var axes [][]Axis
-	fam := e.Spec.Engine.Family
+	fam := e.Spec.TableKey()
 	for _, section := range []string{"flags", "bench", "env"} {
 		sec := sw.LookupPath(cue.ParsePath(section))
 		if !sec.Exists() {
