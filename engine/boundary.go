@@ -203,6 +203,12 @@ type Verdict struct {
 	// Detail is the engine's own reading of the output, for its
 	// [Sweeper.Split].
 	Detail any
+	// StopReason, when set, says why a worker stopped the run in the
+	// engine's terms, read from the stop error that carries the end of the
+	// worker's log (a server of serve mode that rejected its arguments or
+	// failed to load the model); [Conclude] uses it instead of the
+	// generic message when a worker stopped the run.
+	StopReason string
 }
 
 // Conclude judges a finished run with its engine and merges in how the run
@@ -234,6 +240,9 @@ func Conclude(e Engine, p *spec.Point, f Finished) Verdict {
 				len(v.Metrics), plural(len(v.Metrics), "measurement was", "measurements were"), plural(len(v.Metrics), "it is", "they are")))
 		}
 		tail := v.LogTail
+		if f.Stopped == StoppedWorker && v.StopReason != "" {
+			stopped.Error = v.StopReason
+		}
 		v.Status, v.Error, v.LogTail = stopped.Status, stopped.Error, ""
 		if tail != "" {
 			v.LogTail = tail

@@ -11,15 +11,18 @@ import (
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/llamacpp"
 	"github.com/rigorbench/rigor/engine/nodellama"
+	"github.com/rigorbench/rigor/engine/serve"
 	"github.com/rigorbench/rigor/engine/vllm"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
+// engines are the families; each can also serve (engine/serve), which
+// leaves its experiments without `serve:` to the family's own engine.
 var engines = map[string]engine.Engine{
-	spec.FamilyLlamaCpp:   llamacpp.Engine{Fork: spec.FamilyLlamaCpp},
-	spec.FamilyIkLlamaCpp: llamacpp.Engine{Fork: spec.FamilyIkLlamaCpp},
-	spec.FamilyVLLM:       vllm.Engine{},
-	spec.FamilyNodeLlama:  nodellama.Engine{},
+	spec.FamilyLlamaCpp:   serve.Engine{Bench: llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, Server: serve.LlamaServer{}},
+	spec.FamilyIkLlamaCpp: serve.Engine{Bench: llamacpp.Engine{Fork: spec.FamilyIkLlamaCpp}, Server: serve.LlamaServer{}},
+	spec.FamilyVLLM:       serve.Engine{Bench: vllm.Engine{}, Server: serve.VllmServer{}},
+	spec.FamilyNodeLlama:  serve.Engine{Bench: nodellama.Engine{}, Server: serve.Unsupported{Why: "rigor's node runner does not serve OpenAI endpoints yet"}},
 }
 
 // Get returns the engine of a family.
@@ -57,7 +60,12 @@ func Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 	return e.Plan(p, in)
 }
 
-// pkgPathOf is the import path of the package that defines an engine.
-func pkgPathOf(e engine.Engine) string {
-	return reflect.TypeOf(e).PkgPath()
+// pkgPathsOf are the import paths of the packages that define an engine
+// and the engines it wraps.
+func pkgPathsOf(e engine.Engine) []string {
+	out := []string{reflect.TypeOf(e).PkgPath()}
+	if w, ok := e.(interface{ Unwrap() engine.Engine }); ok {
+		out = append(out, pkgPathsOf(w.Unwrap())...)
+	}
+	return out
 }

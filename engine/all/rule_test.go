@@ -20,7 +20,9 @@ func TestImportRule(t *testing.T) {
 	families := map[string]bool{}
 	for _, f := range Families() {
 		e, _ := Get(f)
-		families[strings.TrimPrefix(pkgPathOf(e), mod)] = true
+		for _, p := range pkgPathsOf(e) {
+			families[strings.TrimPrefix(p, mod)] = true
+		}
 	}
 	if len(families) == 0 {
 		t.Fatal("no engine packages found")

@@ -32,7 +32,7 @@ import (
 
 // DefaultTargets are the cmake targets a build makes when the recipe names
 // none.
-var DefaultTargets = []string{"llama-bench", "rpc-server"}
+var DefaultTargets = []string{"llama-bench", "rpc-server", "llama-server"}
 
 // buildRecipeVersion changes when the way rigor configures and builds
 // changes, so that older cache entries are not reused.
@@ -614,8 +614,10 @@ func Prebuilt(dir string) (*BuildInfo, error) {
 			continue
 		}
 		b := &BuildInfo{Dir: abs, BinDir: d, Bins: map[string]string{"llama-bench": bench}}
-		if fi, err := os.Stat(filepath.Join(d, "rpc-server")); err == nil && fi.Mode().IsRegular() {
-			b.Bins["rpc-server"] = filepath.Join(d, "rpc-server")
+		for _, n := range []string{"rpc-server", "llama-server"} {
+			if fi, err := os.Stat(filepath.Join(d, n)); err == nil && fi.Mode().IsRegular() {
+				b.Bins[n] = filepath.Join(d, n)
+			}
 		}
 		return b, nil
 	}

@@ -140,7 +140,7 @@ func TestBuild_patchedThenCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"testengine: GGML_RPC=ON", "-DCMAKE_BUILD_TYPE=Release", "--target llama-bench rpc-server -j 2"} {
+	for _, want := range []string{"testengine: GGML_RPC=ON", "-DCMAKE_BUILD_TYPE=Release", "--target llama-bench rpc-server llama-server -j 2"} {
 		if !bytes.Contains(log, []byte(want)) {
 			t.Errorf("build.log lacks %q", want)
 		}
@@ -374,7 +374,7 @@ func TestRecipeOf(t *testing.T) {
 		if got := strings.Join(env, " "); got != c.env {
 			t.Errorf("RecipeOf(%+v) env: got %q, want %q", c.build, got, c.env)
 		}
-		wantTargets := "llama-bench rpc-server"
+		wantTargets := "llama-bench rpc-server llama-server"
 		if len(c.build.Targets) > 0 {
 			wantTargets = strings.Join(c.build.Targets, " ")
 		}

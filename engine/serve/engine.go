@@ -1,0 +1,246 @@
+// Package serve is serve mode: a family's engine run as an
+// OpenAI-compatible server (llama.cpp's and ik_llama.cpp's llama-server,
+// `vllm serve`) and measured under concurrent load by rigor's own load
+// generator (internal/loadgen), which is rigor itself: the plan's bench
+// process is `rigor loadgen`.
+//
+// [Engine] wraps a family's bench engine. Experiments without `serve:`
+// go to the wrapped engine unchanged (and its capabilities, Sweeper,
+// Locator and Builder, stay visible); serve experiments are planned as
+// the family's [Server] (with its workers, for llama.cpp's rpc-server),
+// then the load generator, which waits for the server's /health, sends
+// the workload and writes its result and the raw per-request data as the
+// plan's outputs. Judge turns the result into the common metrics (test
+// "serve", the names vLLM's `bench serve` results get in rigor).
+package serve
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+// Outputs of the load generator, relative to the run directory.
+const (
+	// ResultFile is the summary, with vLLM bench serve's keys.
+	ResultFile = "serve-result.json"
+	// RawFile is every request, gzip-compressed JSON lines.
+	RawFile = "serve-requests.jsonl.gz"
+)
+
+// Server is how one family serves: what to prepare and which processes
+// start the server.
+type Server interface {
+	// Prepare prepares the engine and returns it with the server's
+	// executable among its binaries.
+	Prepare(ctx context.Context, bench engine.Engine, req engine.Request) (*engine.Prepared, error)
+	// Processes are the server process and the workers it needs, workers
+	// first, the server last.
+	Processes(p *spec.Point, in engine.Inputs, bench engine.Engine, c Config) ([]engine.Process, error)
+}
+
+// Engine is a family that can also serve.
+type Engine struct {
+	// Bench is the family's own engine, for experiments without serve.
+	Bench engine.Engine
+	// Server starts the family's server.
+	Server Server
+}
+
+var (
+	_ engine.Engine  = Engine{}
+	_ engine.Sweeper = Engine{}
+	_ engine.Locator = Engine{}
+	_ engine.Builder = Engine{}
+)
+
+// Unwrap is the family's own engine.
+func (e Engine) Unwrap() engine.Engine { return e.Bench }
+
+// Family is the wrapped family's.
+func (e Engine) Family() string { return e.Bench.Family() }
+
+func isServe(s *spec.Spec) bool { return s != nil && s.Serve != nil }
+
+// Prepare prepares the wrapped engine, and for a serve experiment also
+// the server's executable.
+func (e Engine) Prepare(ctx context.Context, req engine.Request) (*engine.Prepared, error) {
+	if req.Experiment == nil || !isServe(&req.Experiment.Spec) {
+		return e.Bench.Prepare(ctx, req)
+	}
+	return e.Server.Prepare(ctx, e.Bench, req)
+}
+
+// Plan plans a serve point as the server (and its workers) and the load
+// generator; other points as the wrapped engine does.
+func (e Engine) Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
+	if !isServe(&p.Spec) {
+		return e.Bench.Plan(p, in)
+	}
+	s := p.Spec
+	for _, a := range s.ExtraArgs {
+		if why, ok := reserved[a]; ok {
+			return nil, &engine.ReservedArgError{Arg: a, Why: why}
+		}
+	}
+	c, err := ConfigOf(s.Serve)
+	if err != nil {
+		return nil, err
+	}
+	procs, err := e.Server.Processes(p, in, e.Bench, c)
+	if err != nil {
+		return nil, err
+	}
+	model := in.Model
+	if model == "" {
+		model = engine.ModelPath(s.Model, "")
+	}
+	argv := []string{Self, "loadgen", "--url", c.URL(), "--endpoint", c.Endpoint, "--model", model}
+	for _, a := range p.Bench {
+		argv = append(argv, a.Argv()...)
+	}
+	if slo, ok := s.Bench["slo"].(map[string]any); ok {
+		for _, k := range []string{"ttftMs", "tpotMs", "e2elMs"} {
+			if v, ok := slo[k]; ok {
+				argv = append(argv, "--slo-"+strings.ToLower(strings.TrimSuffix(k, "Ms"))+"-ms", spec.RenderValue(v))
+			}
+		}
+	}
+	if c.RequestTimeout > 0 {
+		argv = append(argv, "--timeout", strconv.Itoa(c.RequestTimeout)+"s")
+	}
+	argv = append(argv, "--ready-timeout", strconv.Itoa(c.ReadyTimeout)+"s",
+		"--out", in.Run(ResultFile), "--raw", in.Run(RawFile))
+	procs = append(procs, engine.Process{Role: "bench", Name: "loadgen", Argv: argv, Env: engine.Env(s.Env),
+		PassEnv: s.PassEnv, Outputs: []string{ResultFile, RawFile}})
+	return &engine.Plan{Point: p.ID, Family: s.Engine.Family, Processes: procs}, nil
+}
+
+// reserved are server flags rigor sets itself.
+var reserved = map[string]string{
+	"-m": "the model comes from model:", "--model": "the model comes from model:",
+	"--host": "the address comes from serve.host", "--port": "the port comes from serve.port",
+	"--rpc": "workers come from engine.rpc", "-rpc": "workers come from engine.rpc",
+}
+
+// Judge reads the load generator's result of a serve point, or the
+// wrapped engine's output of another.
+func (e Engine) Judge(p *spec.Point, f engine.Finished) engine.Verdict {
+	if !isServe(&p.Spec) {
+		return e.Bench.Judge(p, f)
+	}
+	return Judge(f)
+}
+
+// Combine combines bench points as the wrapped engine does; serve points
+// each run on their own.
+func (e Engine) Combine(points []*spec.Point) (*spec.Point, bool) {
+	sw, ok := e.Bench.(engine.Sweeper)
+	if !ok || len(points) == 0 || isServe(&points[0].Spec) {
+		return nil, false
+	}
+	return sw.Combine(points)
+}
+
+// Split is the wrapped engine's.
+func (e Engine) Split(v engine.Verdict, p *spec.Point) []results.Metric {
+	if sw, ok := e.Bench.(engine.Sweeper); ok {
+		return sw.Split(v, p)
+	}
+	return nil
+}
+
+// Locate is the wrapped engine's: a serve experiment's server comes from
+// the same build or install. Without one, nothing is located.
+func (e Engine) Locate(ctx context.Context, req engine.Request) (*engine.Prepared, error) {
+	if l, ok := e.Bench.(engine.Locator); ok {
+		return l.Locate(ctx, req)
+	}
+	return nil, nil
+}
+
+// BuildKey is the wrapped engine's; "" for engines rigor does not build.
+func (e Engine) BuildKey(ctx context.Context, req engine.Request) (string, error) {
+	if b, ok := e.Bench.(engine.Builder); ok {
+		return b.BuildKey(ctx, req)
+	}
+	return "", nil
+}
+
+// Config is a serve experiment's server settings (schema #Serve).
+type Config struct {
+	Endpoint string
+	Host     string
+	Port     int
+	// ReadyTimeout and RequestTimeout are seconds.
+	ReadyTimeout, RequestTimeout int
+}
+
+// URL is the server's base URL.
+func (c Config) URL() string {
+	return "http://" + c.Host + ":" + strconv.Itoa(c.Port)
+}
+
+// Addr is host:port.
+func (c Config) Addr() string { return c.Host + ":" + strconv.Itoa(c.Port) }
+
+// ConfigOf reads the serve section with its defaults.
+func ConfigOf(m map[string]any) (Config, error) {
+	c := Config{Endpoint: "completions", Host: "127.0.0.1", Port: 8080, ReadyTimeout: 600}
+	num := func(k string, dst *int) error {
+		v, ok := m[k]
+		if !ok {
+			return nil
+		}
+		n, err := strconv.Atoi(spec.RenderValue(v))
+		if err != nil {
+			return fmt.Errorf("serve.%s: %v is not an integer", k, v)
+		}
+		*dst = n
+		return nil
+	}
+	if v, ok := m["endpoint"].(string); ok && v != "" {
+		c.Endpoint = v
+	}
+	if v, ok := m["host"].(string); ok && v != "" {
+		c.Host = v
+	}
+	for k, dst := range map[string]*int{"port": &c.Port, "readyTimeoutSeconds": &c.ReadyTimeout, "requestTimeoutSeconds": &c.RequestTimeout} {
+		if err := num(k, dst); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// Self is the rigor executable a serve plan starts as its load generator:
+// the program this process was started as, found the way the shell found
+// it, so that a plan names the same rigor that made it.
+var Self = self()
+
+func self() string {
+	a := os.Args[0]
+	if strings.Contains(a, "/") {
+		if abs, err := filepath.Abs(a); err == nil {
+			return abs
+		}
+		return a
+	}
+	if p, err := exec.LookPath(a); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	if p, err := os.Executable(); err == nil {
+		return p
+	}
+	return "rigor"
+}
