@@ -31,7 +31,11 @@ type sse struct {
 
 func (s *sse) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := s.inflight.Add(1)
-	defer s.inflight.Add(-1)
+	// Leave before the answer's last bytes: a client that has read them
+	// may send its next request before this handler returns.
+	var left sync.Once
+	leave := func() { left.Do(func() { s.inflight.Add(-1) }) }
+	defer leave()
 	for {
 		m := s.maxIn.Load()
 		if n <= m || s.maxIn.CompareAndSwap(m, n) {
@@ -47,9 +51,11 @@ func (s *sse) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	chat := strings.HasSuffix(r.URL.Path, "/chat/completions")
 	switch s.fault {
 	case "429":
+		leave()
 		http.Error(w, `{"error":"too many requests"}`, http.StatusTooManyRequests)
 		return
 	case "500":
+		leave()
 		http.Error(w, `{"error":"boom"}`, http.StatusInternalServerError)
 		return
 	}
@@ -92,6 +98,7 @@ func (s *sse) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.fault != "no-usage" {
 		send(fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d}}`, 7, s.tokens))
 	}
+	leave()
 	send("[DONE]")
 }
 

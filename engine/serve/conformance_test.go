@@ -1,0 +1,162 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/engine/enginetest"
+	"github.com/rigorbench/rigor/engine/llamacpp"
+	"github.com/rigorbench/rigor/engine/llamacpp/testengine"
+	"github.com/rigorbench/rigor/engine/serve"
+	"github.com/rigorbench/rigor/internal/loadgen"
+	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+const servePoint = `
+plain: schema.#Experiment & {
+	model: path: "/models/tiny.gguf"
+	engine: {family: "llama.cpp", source: {git: "https://example.invalid/engine.git", ref: "v2"}}
+	serve: port: 52790
+	flags: {c: 1024, np: 2}
+	bench: {requests: 6, concurrency: 2, inputLen: 8, outputLen: 4, slo: ttftMs: 1000}
+}
+`
+
+// measured runs the load generator against a small streaming server and
+// returns its outputs as a run collects them: the result and the raw
+// requests, real bytes of the real formats.
+func measured(t *testing.T) map[string][]byte {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < 4; i++ {
+			time.Sleep(2 * time.Millisecond)
+			fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\" t%d\"}]}\n\n", i)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":4}}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	c := loadgen.Config{URL: srv.URL, Endpoint: loadgen.Completions, Requests: 6, Concurrency: 2, InputLen: 8, OutputLen: 4,
+		SLO: loadgen.SLO{TTFTMs: 1000}}
+	reqs, d, err := loadgen.Run(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := json.Marshal(loadgen.Summarize(&c, reqs, d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw bytes.Buffer
+	if err := loadgen.WriteRaw(&raw, reqs); err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]byte{serve.ResultFile: res, serve.RawFile: raw.Bytes()}
+}
+
+// TestConformance runs the engine suite on llama.cpp's serve mode: the
+// load generator's real outputs; the server's own rejections and load
+// failures as a run reports a worker that stopped (the end of its log, as
+// the test engine's llama-server writes it); Prepare builds the test
+// engine, llama-server included, with real cmake.
+func TestConformance(t *testing.T) {
+	pts := enginetest.LoadPoints(t, servePoint)
+	p := pts["c/plain"]
+	outs := measured(t)
+	crash := engine.Finished{Outputs: outs, ExitCode: 139, Signaled: true, Stderr: []byte("SIGSEGV: segmentation violation\n")}
+	rejected := engine.Finished{ExitCode: -1, Stopped: engine.StoppedWorker,
+		StopErr: errors.New("worker llama-server exited before accepting connections on 127.0.0.1:52790: exit status 1; its stderr ends: error: invalid argument: --no-such-flag")}
+	noload := engine.Finished{ExitCode: -1, Stopped: engine.StoppedWorker,
+		StopErr: errors.New("worker llama-server exited before accepting connections on 127.0.0.1:52790: exit status 1; its stderr ends: llama_model_load: error loading model: failed to open /models/tiny.gguf | srv    load_model: failed to load model, '/models/tiny.gguf'")}
+	e := serve.Engine{Bench: llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, Server: serve.LlamaServer{}}
+	enginetest.Run(t, enginetest.Case{
+		Engine:           e,
+		Point:            p,
+		Success:          engine.Finished{Outputs: outs},
+		CrashAfterOutput: crash,
+		RejectedArgs:     rejected,
+		FailedLoad:       noload,
+		Prepare: func(t *testing.T) engine.Request {
+			if _, err := exec.LookPath("cmake"); err != nil {
+				t.Skip("cmake is not installed")
+			}
+			dir := filepath.Join(t.TempDir(), "engine")
+			commits, err := testengine.Write(dir, testengine.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pts := enginetest.LoadPoints(t, strings.Replace(servePoint, "https://example.invalid/engine.git", dir, 1))
+			x := pts["c/plain"].Experiment
+			entry := &lock.Entry{Engine: lock.EngineLock{Family: spec.FamilyLlamaCpp, Commit: commits[testengine.V2]}}
+			return engine.Request{Experiment: x, Lock: entry, Cache: filepath.Join(t.TempDir(), "cache"), Jobs: 2}
+		},
+	})
+}
+
+// TestJudge_Failures: requests that failed make the run failed, say how
+// many of which outcome, and keep the measurements of the others.
+func TestJudge_Failures(t *testing.T) {
+	reqs := []*loadgen.Request{
+		{Outcome: loadgen.OK, TTFT: 0.01, Latency: 0.05, OutputLen: 5, PromptLen: 3, ITL: []float64{0.01, 0.01, 0.01, 0.01}, Usage: true},
+		{Outcome: loadgen.HTTPStatus, Error: "HTTP 429: busy"},
+		{Outcome: loadgen.Connection, Error: "connection refused"},
+		{Outcome: loadgen.HTTPStatus, Error: "HTTP 429: busy"},
+	}
+	c := loadgen.Config{Endpoint: loadgen.Completions, Requests: 4}
+	res, _ := json.Marshal(loadgen.Summarize(&c, reqs, time.Second))
+	var raw bytes.Buffer
+	loadgen.WriteRaw(&raw, reqs)
+	v := serve.Judge(engine.Finished{Outputs: map[string][]byte{serve.ResultFile: res, serve.RawFile: raw.Bytes()}})
+	if v.Status != results.StatusFailed {
+		t.Errorf("status %s, want failed", v.Status)
+	}
+	want := "3 of 4 requests failed: 2 http-status (HTTP 429: busy), 1 connection (connection refused)"
+	if v.Error != want {
+		t.Errorf("error %q, want %q", v.Error, want)
+	}
+	var ttft *results.Metric
+	for i := range v.Metrics {
+		if v.Metrics[i].Name == "ttftMs" {
+			ttft = &v.Metrics[i]
+		}
+	}
+	if ttft == nil || len(ttft.Samples) != 1 || ttft.Samples[0] != 10 {
+		t.Errorf("ttftMs %+v, want the completed request's 10 ms kept as its sample", ttft)
+	}
+}
+
+// TestPlan_BenchEngine: experiments without serve are the family's own.
+func TestPlan_BenchEngine(t *testing.T) {
+	pts := enginetest.LoadPoints(t, `
+plain: schema.#Experiment & {
+	model: path: "/models/tiny.gguf"
+	engine: {family: "llama.cpp", source: {git: "https://example.invalid/engine.git", ref: "v2"}}
+	bench: {p: 32, n: 16, r: 2}
+}
+`)
+	e := serve.Engine{Bench: llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, Server: serve.LlamaServer{}}
+	in := engine.Inputs{BinDir: "/e", Model: "/m.gguf", RunDir: "/r"}
+	got, err := e.Plan(pts["c/plain"], in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := llamacpp.Engine{Fork: spec.FamilyLlamaCpp}.Plan(pts["c/plain"], in)
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(want)
+	if !bytes.Equal(a, b) {
+		t.Errorf("a bench experiment's plan changed:\n%s\n%s", a, b)
+	}
+}
