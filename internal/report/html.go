@@ -134,7 +134,7 @@ const indexTmpl = `{{define "index.html"}}{{template "head" .}}{{with .Body}}
 <p class="summary">{{len .Rows}} experiments, {{.Runs}} recorded runs. The headline metric is the latest ok run's (for a sweep, the best point's), its mean with a 95% interval; ▲ counts the runs where the lock, the rig or the spec drifted.</p>
 <table>
 <caption>Experiments</caption>
-<thead><tr><th>experiment</th><th class="num">runs</th><th>last run</th><th>status</th><th>headline metric</th><th>drift</th><th>latest vs previous</th></tr></thead>
+<thead><tr><th scope="col">experiment</th><th scope="col" class="num">runs</th><th scope="col">last run</th><th scope="col">status</th><th scope="col">headline metric</th><th scope="col">drift</th><th scope="col">latest vs previous</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr>
 <td><a href="{{.Href}}">{{.ID}}</a>{{if .SweepHref}} · <a href="{{.SweepHref}}">sweep of {{.Points}} points</a>{{end}}</td>
@@ -153,13 +153,13 @@ const indexTmpl = `{{define "index.html"}}{{template "head" .}}{{with .Body}}
 const experimentTmpl = `{{define "experiment.html"}}{{template "head" .}}{{with .Body}}
 <h1>{{.ID}}</h1>
 <p class="summary">{{.Summary}}{{if .SweepHref}} · <a href="{{.SweepHref}}">sweep</a>{{end}}{{if .DiffHref}} · <a href="{{.DiffHref}}">latest against previous run</a>{{end}}</p>
-{{range .Figures}}{{template "figure" .}}{{end}}
+{{range .Figures}}{{template "figure" .}}{{end}}{{if not .Figures}}<p>No run recorded a metric to plot: the table of runs below says how each ended.</p>{{end}}
 {{with .ByCommit}}<h2 id="commits">By engine commit</h2>
 {{range .Figures}}{{template "figure" .}}{{end}}
 <style>table.commits td:nth-child(n+{{if .HasPoint}}5{{else}}4{{end}}){text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}</style>
 <div class="wide"><table class="commits">
 <caption>The ok runs of each engine commit pooled, in the order the commits were first run: each metric's mean with its 95% interval and the number of samples.</caption>
-<thead><tr><th>commit</th><th>first run</th>{{if .HasPoint}}<th>point</th>{{end}}<th class="num">ok runs</th>{{range .Columns}}<th class="num">{{.}}</th><th class="num">n</th>{{end}}</tr></thead>
+<thead><tr><th scope="col">commit</th><th scope="col">first run</th>{{if .HasPoint}}<th scope="col">point</th>{{end}}<th scope="col" class="num">ok runs</th>{{range .Columns}}<th scope="col" class="num">{{.}}</th><th scope="col" class="num">n</th>{{end}}</tr></thead>
 <tbody>
 {{$hp := .HasPoint}}{{range .Rows}}<tr><td class="mono">{{.Commit}}<td>{{.First}}{{if $hp}}<td>{{.Point}}{{end}}<td>{{.Runs}}{{range .Cells}}<td>{{.Value}}<td>{{.N}}{{end}}</tr>
 {{end}}</tbody>
@@ -169,7 +169,7 @@ const experimentTmpl = `{{define "experiment.html"}}{{template "head" .}}{{with 
 <style>table.runs td:nth-child(n+{{.NumFrom}}){text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}table.runs td{white-space:nowrap}table.runs td div{white-space:normal;min-width:16rem}</style>
 <div class="wide"><table class="runs">
 <caption>Every run, oldest first: each metric's mean with its 95% interval and the number of samples; ▲ marks what drifted since the run before.</caption>
-<thead><tr><th>date (UTC)</th><th>run</th>{{if .HasPoint}}<th>point</th>{{end}}{{if .HasRig}}<th>rig</th>{{end}}<th>commit</th><th>status</th>{{range .Columns}}<th class="num">{{.}}</th><th class="num">n</th>{{end}}</tr></thead>
+<thead><tr><th scope="col">date (UTC)</th><th scope="col">run</th>{{if .HasPoint}}<th scope="col">point</th>{{end}}{{if .HasRig}}<th scope="col">rig</th>{{end}}<th scope="col">commit</th><th scope="col">status</th>{{range .Columns}}<th scope="col" class="num">{{.}}</th><th scope="col" class="num">n</th>{{end}}</tr></thead>
 <tbody>
 {{.RowsHTML}}</tbody>
 </table></div>
@@ -185,7 +185,7 @@ const sweepTmpl = `{{define "sweep.html"}}{{template "head" .}}{{with .Body}}
 <style>table.points td:nth-child(n+{{.NumFrom}}){text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}</style>
 <div class="wide"><table class="points">
 <caption>The latest ok run of each point: each metric's mean with its 95% interval and the number of samples.</caption>
-<thead><tr><th>point</th>{{range .Axes}}<th>{{.}}</th>{{end}}<th>run</th><th>date (UTC)</th><th>status</th>{{range .Columns}}<th class="num">{{.}}</th><th class="num">n</th>{{end}}</tr></thead>
+<thead><tr><th scope="col">point</th>{{range .Axes}}<th scope="col">{{.}}</th>{{end}}<th scope="col">run</th><th scope="col">date (UTC)</th><th scope="col">status</th>{{range .Columns}}<th scope="col" class="num">{{.}}</th><th scope="col" class="num">n</th>{{end}}</tr></thead>
 <tbody>
 {{range .Rows}}<tr{{if ne .Status "ok"}} class="notok"{{end}}><td>{{.Point}}{{range .Values}}<td>{{.}}{{end}}<td>{{.Run}}<td>{{.Date}}<td class="{{statusClass .Status}}">{{.Status}}{{range .Cells}}<td>{{.Value}}<td>{{.N}}{{end}}</tr>
 {{end}}</tbody>
@@ -202,7 +202,7 @@ const diffTmpl = `{{define "diff.html"}}{{template "head" .}}{{with .Body}}
 <h2>Configuration</h2>
 {{if .Config}}<table class="cfg">
 <caption>What differs between the sides' latest runs (spec, lock, rig).</caption>
-<thead><tr><th>field</th><th>A</th><th>B</th></tr></thead>
+<thead><tr><th scope="col">field</th><th scope="col">A</th><th scope="col">B</th></tr></thead>
 <tbody>
 {{range .Config}}<tr><td class="mono">{{.Path}}{{if .Points}} <span class="drift">({{.Points}})</span>{{end}}</td><td class="mono">{{.Old}}</td><td class="mono">{{.New}}</td></tr>
 {{end}}</tbody>
@@ -213,7 +213,7 @@ const diffTmpl = `{{define "diff.html"}}{{template "head" .}}{{with .Body}}
 {{range .Tables}}
 <div class="wide"><table>
 <caption><span class="mono">{{.Metric}}</span>: {{.Caption}}</caption>
-<thead><tr>{{if not .Single}}<th>point</th>{{end}}<th class="num">A</th><th class="num">n</th><th class="num">B</th><th class="num">n</th><th class="num">delta</th><th class="num">p</th>{{if .Holm}}<th class="num">p (Holm)</th>{{end}}<th class="num">welch p</th><th>verdict</th></tr></thead>
+<thead><tr>{{if not .Single}}<th scope="col">point</th>{{end}}<th scope="col" class="num">A</th><th scope="col" class="num">n</th><th scope="col" class="num">B</th><th scope="col" class="num">n</th><th scope="col" class="num">delta</th><th scope="col" class="num">p</th>{{if .Holm}}<th scope="col" class="num">p (Holm)</th>{{end}}<th scope="col" class="num">welch p</th><th scope="col">verdict</th></tr></thead>
 <tbody>
 {{$t := .}}{{range .Rows}}<tr>{{if not $t.Single}}<td>{{.Point}}</td>{{end}}<td class="num">{{.A}}</td><td class="num">{{.AN}}</td><td class="num">{{.B}}</td><td class="num">{{.BN}}</td><td class="num">{{.Delta}}</td>{{if .Geomean}}<td></td>{{if $t.Holm}}<td></td>{{end}}<td></td><td></td>{{else}}<td class="num">{{.P}}</td>{{if $t.Holm}}<td class="num">{{.PHolm}}</td>{{end}}<td class="num">{{.WelchP}}</td><td class="{{.Class}}">{{.Verdict}}</td>{{end}}</tr>
 {{end}}</tbody>
