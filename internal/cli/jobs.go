@@ -462,7 +462,80 @@ func (c *jobsTaskCmd) Run(e *env) error {
 		}
 		return c.fail(ctx, e, b, work, why, logtail.Lines(stderr.Bytes(), 20))
 	}
+	if c.signalled() {
+		c.annotateStop(ctx, e, results.Open(work), runs)
+	}
 	return c.publish(ctx, e, b, work, runs)
+}
+
+// stopState asks Slurm why this job got a signal: TIMEOUT (its time
+// limit), CANCELLED (scancel), or "" when Slurm does not say.
+func stopState(ctx context.Context) string {
+	id := os.Getenv("SLURM_JOB_ID")
+	if id == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	jobs, err := (&slurm.Client{Timeout: 5 * time.Second}).Jobs(ctx, []string{id})
+	if err != nil || len(jobs) == 0 {
+		return ""
+	}
+	// While its processes are being signalled the job may show as
+	// COMPLETING; the reason still tells a time limit.
+	switch j := jobs[0]; {
+	case j.State == "TIMEOUT" || j.Reason == "TimeLimit":
+		return "TIMEOUT"
+	case j.State == "CANCELLED" || j.State == "COMPLETING":
+		return "CANCELLED"
+	}
+	return ""
+}
+
+// annotateStop says in the records rigor run wrote after Slurm signalled
+// the job why Slurm stopped the run: its time limit (status timeout) or
+// scancel (status interrupted). The records are this job's own and not yet
+// published.
+func (c *jobsTaskCmd) annotateStop(ctx context.Context, e *env, store *results.Store, runs []*results.Run) {
+	state := stopState(ctx)
+	for _, r := range runs {
+		// Slurm signals every process of the job, the engine too: a
+		// bench killed by that signal is a run Slurm stopped, not a
+		// failure of the engine.
+		if r.Status == results.StatusOK {
+			continue
+		}
+		path := store.RecordPath(r.Experiment, r.ID)
+		rec, err := results.Load(path)
+		if err != nil {
+			continue
+		}
+		switch state {
+		case "TIMEOUT":
+			rec.Status = results.StatusTimeout
+			rec.Error = joinNonEmpty("slurm's time limit (--time) was reached", rec.Error)
+		case "CANCELLED":
+			rec.Status = results.StatusInterrupted
+			rec.Error = joinNonEmpty("cancelled in slurm (scancel)", rec.Error)
+		default:
+			continue
+		}
+		data, err := results.Encode(rec)
+		if err != nil {
+			continue
+		}
+		tmp := path + ".tmp"
+		if os.WriteFile(tmp, data, 0o644) == nil && os.Rename(tmp, path) == nil {
+			r.Status, r.Error = rec.Status, rec.Error
+		}
+	}
+}
+
+func joinNonEmpty(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + ": " + b
 }
 
 // fail records the task as a failed run with why and the log tail, and
@@ -474,8 +547,12 @@ func (c *jobsTaskCmd) fail(ctx context.Context, e *env, b *slurm.Batch, work, wh
 	if c.signalled != nil && c.signalled() {
 		// scancel or the time limit stopped the job before rigor run
 		// recorded anything (while cloning, building, installing).
-		status = results.StatusInterrupted
-		why = "stopped by Slurm (scancel or the time limit) before the run: " + why
+		switch stopState(ctx) {
+		case "TIMEOUT":
+			status, why = results.StatusTimeout, "slurm's time limit (--time) was reached before the run: "+why
+		default:
+			status, why = results.StatusInterrupted, "cancelled in slurm before the run: "+why
+		}
 	}
 	run := &results.Run{
 		RigorVersion: Version, ID: results.NewRunID(now), Experiment: b.Experiment, Point: t.Point,
