@@ -18,9 +18,6 @@ func init() {
 	// CI=true a cluster that is not up fails the script instead of
 	// skipping it: .ci/run starts one.
 	scriptConds["slurm"] = slurmUp
-	// slurm-wait-output FILE PATTERN SECONDS: wait until a job's output
-	// file holds PATTERN (the job got as far as that line).
-	scriptCmds["slurm-wait-output"] = slurmWaitOutput
 }
 
 func slurmUp() (bool, error) {
@@ -36,27 +33,6 @@ func slurmUp() (bool, error) {
 		return false, fmt.Errorf("CI=true but no Slurm cluster answers: .ci/run starts one with scripts/ci-slurm.sh start")
 	}
 	return up, nil
-}
-
-func slurmWaitOutput(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 3 {
-		ts.Fatalf("usage: slurm-wait-output FILE PATTERN SECONDS")
-	}
-	var secs int
-	fmt.Sscan(args[2], &secs)
-	deadline := time.Now().Add(time.Duration(secs) * time.Second)
-	for {
-		matches, _ := filepath.Glob(ts.MkAbs(args[0]))
-		for _, m := range matches {
-			if b, err := os.ReadFile(m); err == nil && strings.Contains(string(b), args[1]) {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("no %s holds %q after %ds", args[0], args[1], secs)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 func init() {
