@@ -226,7 +226,7 @@ func (c Cache) Build(ctx context.Context, in Inputs, fn BuildFunc) (e *Entry, bu
 	if err := os.MkdirAll(c.Dir(), 0o755); err != nil {
 		return nil, false, fmt.Errorf("creating build cache: %w", err)
 	}
-	lk, err := lockKey(ctx, c.lockPath(key), true)
+	lk, err := lockToBuild(ctx, c.lockPath(key))
 	if err != nil {
 		return nil, false, err
 	}
@@ -253,6 +253,9 @@ func (c Cache) Build(ctx context.Context, in Inputs, fn BuildFunc) (e *Entry, bu
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, false, fmt.Errorf("creating build log: %w", err)
+	}
+	if t := traceOf(ctx); t != nil && t.Building != nil {
+		t.Building(key, logPath)
 	}
 	start := time.Now()
 	bins, ferr := fn(ctx, tmp, log)

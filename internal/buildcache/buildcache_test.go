@@ -129,3 +129,60 @@ func TestCache_Lookup_badKey(t *testing.T) {
 		}
 	}
 }
+
+// TestCache_Build_trace: the builder hears where its log is; a second
+// process building the same key hears who holds the lock before it waits,
+// then gets the first one's entry.
+func TestCache_Build_trace(t *testing.T) {
+	c := Cache{Root: t.TempDir()}
+	started, release := make(chan string), make(chan struct{})
+	var logSeen string
+	first := WithTrace(context.Background(), &Trace{Building: func(key, log string) {
+		if key != inputs().Key() {
+			t.Errorf("Building: key %s, want %s", key, inputs().Key())
+		}
+		logSeen = log
+	}})
+	done := make(chan error, 1)
+	go func() {
+		_, built, err := c.Build(first, inputs(), func(ctx context.Context, dir string, log *os.File) (map[string]string, error) {
+			started <- log.Name()
+			<-release
+			os.WriteFile(filepath.Join(dir, "prog"), []byte("x"), 0o755)
+			return map[string]string{"prog": "prog"}, nil
+		})
+		if err == nil && !built {
+			err = errors.New("the first Build did not build")
+		}
+		done <- err
+	}()
+	logName := <-started
+	if logSeen != logName {
+		t.Errorf("Building: log %q, want the file being written %q", logSeen, logName)
+	}
+	waiting := make(chan int, 1)
+	second := WithTrace(context.Background(), &Trace{
+		Waiting:  func(pid int, lock string) { waiting <- pid },
+		Building: func(key, log string) { t.Errorf("the second Build builds too") },
+	})
+	got := make(chan *Entry, 1)
+	go func() {
+		e, built, err := c.Build(second, inputs(), func(context.Context, string, *os.File) (map[string]string, error) {
+			return nil, errors.New("must not run")
+		})
+		if err != nil || built {
+			t.Errorf("second Build: built %v, err %v; want the first one's entry", built, err)
+		}
+		got <- e
+	}()
+	if pid := <-waiting; pid != os.Getpid() {
+		t.Errorf("Waiting: pid %d, want the holder %d", pid, os.Getpid())
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if e := <-got; e == nil || e.Key != inputs().Key() {
+		t.Errorf("second Build: entry %+v", e)
+	}
+}

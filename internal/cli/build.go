@@ -3,14 +3,15 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/spec"
 )
 
 type buildCmd struct {
@@ -66,13 +67,11 @@ func (c *buildCmd) Run(e *env) error {
 	defer stop()
 	r := e.runner(set.Root)
 	r.Offline, r.Jobs = c.Offline, c.Jobs
-	r.Progress = func(msg string) { fmt.Fprintf(e.stderr, "rigor: %s\n", msg) }
-	bar := newBuildBar(e.stderr, fmt.Sprintf("building %s %.12s", x.Spec.Engine.Family, entry.Engine.Commit))
-	if bar != nil {
-		r.BuildProgress = bar.update
-	}
+	prog := newPrepareProgress(e.stderr, engineLabel(x, entry))
+	ctx = prog.attach(ctx, r)
+	prog.run()
 	b, err := r.PrepareEngine(ctx, x, entry)
-	bar.done()
+	prog.close()
 	if err != nil {
 		return explain(err, x.ID)
 	}
@@ -106,42 +105,14 @@ func (c *buildCmd) Run(e *env) error {
 	return nil
 }
 
-// buildBar draws a build's progress on a terminal; a nil *buildBar draws
-// nothing.
-type buildBar struct {
-	w     io.Writer
-	label string
-	mu    sync.Mutex
-	last  int
-	drawn bool
-}
-
-func newBuildBar(w io.Writer, label string) *buildBar {
-	if _, ok := termFile(w); !ok {
-		return nil
+// engineLabel names a locked engine in progress lines: its family and
+// commit or version.
+func engineLabel(x *spec.Experiment, entry *lock.Entry) string {
+	switch {
+	case entry.Engine.Commit != "":
+		return fmt.Sprintf("%s %.12s", x.Spec.Engine.Family, entry.Engine.Commit)
+	case entry.Engine.Version != "":
+		return x.Spec.Engine.Family + " " + entry.Engine.Version
 	}
-	return &buildBar{w: w, label: label, last: -1}
-}
-
-func (b *buildBar) update(pct int, _ string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if pct == b.last {
-		return
-	}
-	b.last, b.drawn = pct, true
-	const width = 30
-	n := pct * width / 100
-	fmt.Fprintf(b.w, "\rrigor: %s [%s%s] %3d%%\x1b[K", b.label, strings.Repeat("#", n), strings.Repeat(" ", width-n), pct)
-}
-
-func (b *buildBar) done() {
-	if b == nil {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.drawn {
-		fmt.Fprint(b.w, "\r\x1b[K")
-	}
+	return x.Spec.Engine.Family
 }

@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/rigorbench/rigor/engine/all"
 	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/lock"
@@ -118,17 +116,15 @@ func (c *runCmd) Run(e *env) error {
 		}
 	}
 
-	interactive := term.IsTerminal(int(os.Stderr.Fd()))
 	r := e.runner(root)
 	r.Rig, r.IgnoredRequires, r.Timeout, r.Offline = detected, ignored, c.Timeout, c.Offline
+	prog := newPrepareProgress(e.stderr, engineLabel(x, entry))
+	pctx := prog.attach(ctx, r)
+	prog.run()
+	prep, err := r.Prepare(pctx, x, entry)
+	prog.close()
 	r.Progress = func(msg string) { fmt.Fprintf(e.stderr, "rigor: %s\n", msg) }
-	if interactive {
-		r.BuildProgress = func(pct int, line string) { fmt.Fprintf(e.stderr, "\rrigor: building %3d%%", pct) }
-	}
-	prep, err := r.Prepare(ctx, x, entry)
-	if interactive && r.BuildProgress != nil {
-		fmt.Fprint(e.stderr, "\r\033[K")
-	}
+	r.BuildProgress, r.BuildLog = nil, nil
 	if err != nil {
 		return explain(err, x.ID)
 	}

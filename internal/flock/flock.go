@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,6 +31,9 @@ type Options struct {
 	// Waiting names what a waiter waits for, for the error when ctx ends
 	// ("another build of the same key").
 	Waiting string
+	// Owner writes this process's id into the lock file once the
+	// (exclusive) lock is held, for [Owner] to tell waiters who holds it.
+	Owner bool
 }
 
 // Lock is a held lock.
@@ -51,6 +56,12 @@ func Acquire(ctx context.Context, path string, opts Options) (*Lock, error) {
 	for {
 		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 		if err == nil {
+			if opts.Owner && !opts.Shared {
+				// Best effort: a waiter without the pid still waits.
+				if f.Truncate(0) == nil {
+					f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+				}
+			}
 			return &Lock{f: f}, nil
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
@@ -75,6 +86,20 @@ func Acquire(ctx context.Context, path string, opts Options) (*Lock, error) {
 			delay *= 2
 		}
 	}
+}
+
+// Owner returns the process id the holder of the lock at path wrote there
+// (see [Options.Owner]), or 0 when the file names none.
+func Owner(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
 }
 
 // Unlock releases the lock.
