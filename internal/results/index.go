@@ -76,10 +76,27 @@ func (s *Store) indexPath(dir string) string {
 // beside a "<name>.json") and hidden ones. Only directories are read: no
 // file is opened or stat'ed.
 func (s *Store) recordDirs(experiment string) ([]string, error) {
-	if experiment != "" {
-		return []string{experiment}, nil
+	ls, err := s.listRecordDirs(experiment)
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.rel
 	}
-	var out []string
+	return out, err
+}
+
+// dirListing is a directory of [Store.recordDirs] with its entries as the
+// walk read them; ents is nil when the directory was not read (one
+// experiment's, which its reader lists itself).
+type dirListing struct {
+	rel  string
+	ents []fs.DirEntry
+}
+
+func (s *Store) listRecordDirs(experiment string) ([]dirListing, error) {
+	if experiment != "" {
+		return []dirListing{{rel: experiment}}, nil
+	}
+	var out []dirListing
 	var walk func(rel string) error
 	walk = func(rel string) error {
 		ents, err := os.ReadDir(filepath.Join(s.Dir, filepath.FromSlash(rel)))
@@ -94,7 +111,7 @@ func (s *Store) recordDirs(experiment string) ([]string, error) {
 			names[e.Name()] = true
 		}
 		if rel != "" {
-			out = append(out, rel)
+			out = append(out, dirListing{rel: rel, ents: ents})
 		}
 		for _, e := range ents {
 			n := e.Name()
@@ -139,7 +156,7 @@ func (s *Store) Summaries(f Filter) ([]*Summary, []error, error) {
 			return nil, nil, err
 		}
 	}
-	dirs, err := s.recordDirs(f.Experiment)
+	dirs, err := s.listRecordDirs(f.Experiment)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,7 +176,8 @@ func (s *Store) Summaries(f Filter) ([]*Summary, []error, error) {
 			defer wg.Done()
 			for i := range next {
 				r := &res[i]
-				r.sums, r.warnings, r.err = s.dirSummaries(dirs[i], now)
+				r.sums, r.warnings, r.err = s.dirSummaries(dirs[i].rel, dirs[i].ents, now)
+				dirs[i].ents = nil // let the listing go
 			}
 		}()
 	}
@@ -205,14 +223,17 @@ func sortSummaries(sums []*Summary) {
 
 // dirSummaries summarizes the records of one directory through its
 // segment, and rewrites the segment when anything changed.
-func (s *Store) dirSummaries(dir string, now time.Time) ([]*Summary, []error, error) {
+func (s *Store) dirSummaries(dir string, ents []fs.DirEntry, now time.Time) ([]*Summary, []error, error) {
 	abs := filepath.Join(s.Dir, filepath.FromSlash(dir))
-	ents, err := os.ReadDir(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("listing runs of %s: %w", dir, err)
+	if ents == nil {
+		var err error
+		ents, err = os.ReadDir(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("listing runs of %s: %w", dir, err)
+		}
 	}
 	old := s.readSegment(dir)
 	byName := make(map[string]*segmentEntry, len(old.Records))
@@ -317,14 +338,14 @@ func (s *Store) writeSegment(dir string, seg *segment) {
 
 // pruneIndex removes the segments of directories that no longer exist,
 // after a listing of every directory.
-func (s *Store) pruneIndex(dirs []string) {
+func (s *Store) pruneIndex(dirs []dirListing) {
 	ents, err := os.ReadDir(filepath.Join(s.Dir, indexDir))
 	if err != nil {
 		return
 	}
 	keep := make(map[string]bool, len(dirs))
 	for _, d := range dirs {
-		keep[filepath.Base(s.indexPath(d))] = true
+		keep[filepath.Base(s.indexPath(d.rel))] = true
 	}
 	for _, e := range ents {
 		n := e.Name()
