@@ -129,7 +129,11 @@ func (c *lockCmd) Run(e *env) error {
 		out := struct {
 			Changes []lock.Change `json:"changes"`
 			Written []string      `json:"written"`
-		}{res.Changes, res.Written}
+			Moved   []lock.Drift  `json:"moved"`
+		}{res.Changes, res.Written, res.Moved}
+		if out.Moved == nil {
+			out.Moved = []lock.Drift{}
+		}
 		if out.Changes == nil {
 			out.Changes = []lock.Change{}
 		}
