@@ -228,16 +228,9 @@ func describe(m map[string]cue.Value, path string) []string {
 }
 
 // meets reports whether the fact f satisfies the requirement req, as the
-// rig check decides: their unification is concrete and valid. The fact is
-// re-encoded in the requirement's context (values of two contexts do not
-// unify).
+// rig check decides: their unification is concrete and valid.
 func meets(req, f cue.Value) bool {
-	var x any
-	if err := f.Decode(&x); err != nil {
-		return false
-	}
-	fv := req.Context().Encode(x)
-	return req.Unify(fv).Validate(cue.Concrete(true)) == nil
+	return req.Unify(f).Validate(cue.Concrete(true)) == nil
 }
 
 // lowerBound returns the least value a numeric requirement admits: the
