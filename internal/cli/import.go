@@ -78,15 +78,11 @@ func (c *importCmd) Run(e *env) error {
 	}
 	opts := interop.ImportOptions{Format: c.Format, Experiment: c.Experiment, Experiments: exps, IDs: ids, Now: time.Now().UTC().Truncate(time.Second)}
 	store := results.Open(root)
-	existing, _, err := store.List(results.Filter{})
+	// What was imported before, by source hash and label, from the
+	// results index (a stat per record, no decoding).
+	done, _, err := store.Imported()
 	if err != nil {
 		return err
-	}
-	done := map[string]string{}
-	for _, r := range existing {
-		if p := r.Provenance; p != nil && p.Kind == "import" {
-			done[p.SHA256+"\x00"+p.Label] = filepath.ToSlash(filepath.Join(results.Dir, r.Experiment, r.ID+".json"))
-		}
 	}
 	var todo []interop.Imported
 	skipped := 0

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -94,7 +93,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	// The earlier runs, read before this one adds its own, for the
 	// comparison printed at the end.
-	previous, _, _ := store.List(results.Filter{Experiment: x.ID})
+	previous, _, _ := store.Latest(results.Filter{Experiment: x.ID})
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
@@ -204,12 +203,12 @@ func printSummary(e *env, runs []*results.Run) {
 		var lines []line
 		nw, vw := 0, 0
 		for _, m := range r.Metrics {
-			// engine* metrics are the engine's own performance counters
-			// (node-llama-cpp), printed beside the runner's timing.
-			l := line{name: strings.TrimSpace(m.Name + " " + m.Test), value: fmt.Sprintf("%.4g %s", m.Value, m.Unit)}
-			if n := len(m.Samples); n > 1 {
-				lo, hi := minMax(m.Samples)
-				l.spread = fmt.Sprintf("  (n=%d, min %.4g, max %.4g, ± %.1f%%)", n, lo, hi, 100*m.Stddev/nonZero(m.Value))
+			// ± is the 95% CI of the mean, the spread min–max apart;
+			// engine* metrics are the engine's own counters.
+			l := line{name: strings.TrimSpace(m.Name + " " + m.Test)}
+			l.value, l.spread = compare.RunLine(m)
+			if l.spread != "" {
+				l.spread = "  " + l.spread
 			}
 			nw, vw = max(nw, len(l.name)), max(vw, len(l.value))
 			lines = append(lines, l)
@@ -218,19 +217,6 @@ func printSummary(e *env, runs []*results.Run) {
 			fmt.Fprintf(e.stdout, "  %-*s  %*s%s\n", nw, l.name, vw, l.value, l.spread)
 		}
 	}
-}
-
-func nonZero(x float64) float64 {
-	if x == 0 {
-		return 1
-	}
-	return x
-}
-
-func minMax(xs []float64) (float64, float64) {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[0], s[len(s)-1]
 }
 
 // dryRun prints the plan of every point with the paths a run would use.
