@@ -252,25 +252,148 @@ func Found(s string) []string {
 }
 
 func redactText(s string, found *[]string) string {
-	if s == "" || !maybeSecret(s) {
+	if s == "" {
 		return s
 	}
-	out := urlRe.ReplaceAllStringFunc(s, func(u string) string { return redactURL(u, found) })
-	out = bearerRe.ReplaceAllStringFunc(out, func(m string) string {
-		sub := bearerRe.FindStringSubmatch(m)
-		if !strings.EqualFold(sub[1], "bearer") && !strings.ContainsAny(sub[3], "0123456789=+/_.-") {
-			return m // "token budget", "basic throughput": words, not credentials
+	out := s
+	if strings.Contains(out, "://") {
+		out = urlRe.ReplaceAllStringFunc(out, func(u string) string { return redactURL(u, found) })
+	}
+	// An option and its value on two lines of an indented JSON list.
+	if strings.Contains(out, `"-`) {
+		out = replaceGroup(out, listOptRe, 3, func(m []string) bool { return SecretFlag(m[2]) }, found)
+	}
+	// The rest is line by line, and only on lines that hold a word secrets
+	// come with: most text is left alone at the cost of one scan, and the
+	// regular expressions run on short inputs.
+	var b strings.Builder
+	changed := false
+	rest := out
+	for rest != "" {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i+1], rest[i+1:]
+		} else {
+			rest = ""
 		}
-		note(found, sub[3])
-		return sub[1] + sub[2] + Mark
-	})
-	out = replaceGroup(out, authHeaderRe, 5, func([]string) bool { return true }, found)
-	out = redactAssignments(out, found)
-	out = tokenRe.ReplaceAllStringFunc(out, func(m string) string { note(found, m); return Mark })
+		red := line
+		if l := strings.ToLower(line); candidate(l) {
+			red = redactLine(line, l, found)
+		}
+		if red != line && !changed {
+			changed = true
+			b.Grow(len(out))
+			b.WriteString(out[:len(out)-len(rest)-len(line)])
+		}
+		if changed {
+			b.WriteString(red)
+		}
+	}
+	if changed {
+		out = b.String()
+	}
 	if out == s {
 		return s
 	}
 	return out
+}
+
+// candidateWords are the lower-case words a line must hold for the
+// line-level rules to run: the parts of secret names, option names,
+// authorization schemes and token prefixes.
+var candidateWords = []string{"token", "secret", "pass", "credential", "auth", "key", "hft",
+	"_pat", "pat_", "pat=", "pat\"", "pat:", "bearer", "basic", "hf_", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+	"github_pat", "npm_", "glpat", "xox", "akia"}
+
+// candidate reports whether a lower-cased line holds a candidate word.
+func candidate(l string) bool {
+	for _, w := range candidateWords {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactLine applies the rules that work within one line, each only when
+// the line holds what the rule looks for (the regular expressions are the
+// expensive part, and most lines hold no secret).
+func redactLine(out, l string, found *[]string) string {
+	if strings.Contains(l, "bearer") || strings.Contains(l, "basic") || strings.Contains(l, "token") {
+		out = bearerRe.ReplaceAllStringFunc(out, func(m string) string {
+			sub := bearerRe.FindStringSubmatch(m)
+			if !strings.EqualFold(sub[1], "bearer") && !strings.ContainsAny(sub[3], "0123456789=+/_.-") {
+				return m // "token budget", "basic throughput": words, not credentials
+			}
+			note(found, sub[3])
+			return sub[1] + sub[2] + Mark
+		})
+	}
+	if strings.Contains(l, "authorization") {
+		out = replaceGroup(out, authHeaderRe, 5, func([]string) bool { return true }, found)
+	}
+	if hasSecretWord(out) {
+		out = redactAssignments(out, found)
+	}
+	for _, p := range tokenPrefixes {
+		if strings.Contains(l, p) {
+			return tokenRe.ReplaceAllStringFunc(out, func(m string) string { note(found, m); return Mark })
+		}
+	}
+	return out
+}
+
+// tokenPrefixes are the lower-case starts of the words tokenRe matches.
+var tokenPrefixes = []string{"hf_", "bhk_", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "npm_", "glpat-", "xox", "akia"}
+
+// nameParts are the lower-case substrings of every name [SecretName]
+// recognises (and of -hft).
+var nameParts = []string{"token", "secret", "passw", "passphrase", "credential", "auth", "apikey", "key", "pat", "hft"}
+
+// mayBeSecretName is a cheap test before [SecretName]: w holds one of
+// nameParts, ASCII case ignored, without allocating.
+func mayBeSecretName(w string) bool {
+	for _, p := range nameParts {
+		for i := 0; i+len(p) <= len(w); i++ {
+			j := 0
+			for ; j < len(p); j++ {
+				c := w[i+j]
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				if c != p[j] {
+					break
+				}
+			}
+			if j == len(p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasSecretWord reports whether s holds a name [SecretName] or
+// [SecretFlag] recognises, as a word of name characters.
+func hasSecretWord(s string) bool {
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		nameChar := i < len(s) && (s[i] == '_' || s[i] == '-' || s[i] == '.' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9')
+		if nameChar {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			w := strings.TrimLeft(s[start:i], "-")
+			if w != "" && mayBeSecretName(w) && (SecretName(w) || secretShortFlags[w]) {
+				return true
+			}
+			start = -1
+		}
+	}
+	return false
 }
 
 func note(found *[]string, v string) {
@@ -279,18 +402,7 @@ func note(found *[]string, v string) {
 	}
 }
 
-// maybeSecret is a quick test that lets most text through untouched.
-func maybeSecret(s string) bool {
-	return strings.Contains(s, "://") || strings.ContainsAny(s, "=:") || tokenRe.MatchString(s) ||
-		containsFold(s, "bearer") || containsFold(s, "basic") || containsFold(s, "token") || strings.Contains(s, "-")
-}
-
-func containsFold(s, sub string) bool {
-	return strings.Contains(strings.ToLower(s), sub)
-}
-
 func redactAssignments(s string, found *[]string) string {
-	s = replaceGroup(s, listOptRe, 3, func(m []string) bool { return SecretFlag(m[2]) }, found)
 	s = replaceGroup(s, optionRe, 4, func(m []string) bool {
 		return SecretFlag(m[1]) && !strings.HasPrefix(m[4], "-")
 	}, found)

@@ -53,6 +53,7 @@ func TestString(t *testing.T) {
 		{"rigor: error: no such experiment", "rigor: error: no such experiment"},
 		{"a key: value", "a key: value"},
 		{"HF_TOKEN=<redacted>", "HF_TOKEN=<redacted>"},
+		{`{"clientSecret": "abc123", "apiKey": "k9"}`, `{"clientSecret": "<redacted>", "apiKey": "<redacted>"}`},
 		{`experiment id "../../etc/passwd": empty, . or .. component`, `experiment id "../../etc/passwd": empty, . or .. component`},
 		{`extraArgs: ["--api-key", "k-123456", "-n", "4"]`, `extraArgs: ["--api-key", "<redacted>", "-n", "4"]`},
 		{"\"argv\": [\n  \"--hf-token\",\n  \"hf_x\"\n]", "\"argv\": [\n  \"--hf-token\",\n  \"<redacted>\"\n]"},
