@@ -78,6 +78,10 @@ func (c *resultsSyncCmd) Run(e *env) error {
 		if errors.Is(err, results.ErrGitNotInstalled) {
 			return withHint(err, "install git")
 		}
+		var ge *results.GitError
+		if errors.As(err, &ge) && ge.Args[0] == "fetch" {
+			return withHint(err, "the jobs push to the remote "+remote+" ('git remote -v' lists the module's remotes; --remote NAME picks another)")
+		}
 		return err
 	}
 	report()
