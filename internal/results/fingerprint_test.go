@@ -64,3 +64,25 @@ func TestRedactWith_fingerprints(t *testing.T) {
 		t.Errorf("after a second Redact: HF_TOKEN = %q, want %q", got, want)
 	}
 }
+
+// A store with a fingerprinter records the fingerprint, and never the
+// token, in the record and its raw files.
+func TestStore_WriteFingerprint(t *testing.T) {
+	fp, _ := NewFingerprinter([]byte("0123456789abcdef0123456789abcdef"))
+	s := Open(t.TempDir())
+	s.Fingerprinter = fp
+	r := testRun("20260508T032753Z-3f9a", "minimax-m27-b70/baseline", t0, 13.8745, 14.4737, 14.529)
+	r.Processes[1].Env["HF_TOKEN"] = "hf_abcdefghijklmnop"
+	path, err := s.Write(r, map[string][]byte{"stderr": []byte("token hf_abcdefghijklmnop\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	raw, _ := os.ReadFile(filepath.Join(filepath.Dir(path), "20260508T032753Z-3f9a", "stderr"))
+	if strings.Contains(string(data)+string(raw), "hf_abcdefghijklmnop") {
+		t.Errorf("the token reached the record or its raw files:\n%s\n%s", data, raw)
+	}
+	if want := fp.Redacted("hf_abcdefghijklmnop"); !strings.Contains(string(data), `"HF_TOKEN": "`+want+`"`) {
+		t.Errorf("the record does not hold the fingerprint %s:\n%s", want, data)
+	}
+}
