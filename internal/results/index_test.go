@@ -331,3 +331,29 @@ func TestSegmentRoundTrip(t *testing.T) {
 		t.Error("a segment decodes as another directory's")
 	}
 }
+
+// TestIndexSymlinkedRecord follows a record that is a symbolic link: a
+// change of its target is seen.
+func TestIndexSymlinkedRecord(t *testing.T) {
+	agedIndex(t)
+	s := Open(t.TempDir())
+	r := testRun("20260508T032753Z-0001", "e", t0, 1, 2)
+	data, _ := Encode(r)
+	target := filepath.Join(s.Root, "elsewhere.json")
+	if err := os.WriteFile(target, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(s.Dir, "e"), 0o755)
+	if err := os.Symlink(target, s.RecordPath("e", r.ID)); err != nil {
+		t.Skip(err)
+	}
+	checkSummaries(t, s, Filter{})
+	r.Status, r.Error = StatusFailed, "the target changed"
+	data, _ = Encode(r)
+	if err := os.WriteFile(target, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if sums := checkSummaries(t, s, Filter{}); sums[0].Status != StatusFailed {
+		t.Errorf("status %q after the link's target changed, want failed", sums[0].Status)
+	}
+}

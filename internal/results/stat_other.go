@@ -16,7 +16,7 @@ func fillStat(e *index.Entry, fi fs.FileInfo) {}
 // statKey returns what the index keeps of a record file's stat where
 // only the portable part is read: size and modification time.
 func statKey(path string) (fileKey, error) {
-	fi, err := os.Lstat(path)
+	fi, err := os.Stat(path)
 	if err != nil {
 		return fileKey{}, err
 	}
