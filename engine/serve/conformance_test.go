@@ -29,7 +29,7 @@ const servePoint = `
 plain: schema.#Experiment & {
 	model: path: "/models/tiny.gguf"
 	engine: {family: "llama.cpp", source: {git: "https://example.invalid/engine.git", ref: "v2"}}
-	serve: port: 52790
+	serve: port: 31790
 	flags: {c: 1024, np: 2}
 	bench: {requests: 6, concurrency: 2, inputLen: 8, outputLen: 4, slo: ttftMs: 1000}
 }
@@ -78,9 +78,9 @@ func TestConformance(t *testing.T) {
 	outs := measured(t)
 	crash := engine.Finished{Outputs: outs, ExitCode: 139, Signaled: true, Stderr: []byte("SIGSEGV: segmentation violation\n")}
 	rejected := engine.Finished{ExitCode: -1, Stopped: engine.StoppedWorker,
-		StopErr: errors.New("worker llama-server exited before accepting connections on 127.0.0.1:52790: exit status 1; its stderr ends: error: invalid argument: --no-such-flag")}
+		StopErr: errors.New("worker llama-server exited before accepting connections on 127.0.0.1:31790: exit status 1; its stderr ends: error: invalid argument: --no-such-flag")}
 	noload := engine.Finished{ExitCode: -1, Stopped: engine.StoppedWorker,
-		StopErr: errors.New("worker llama-server exited before accepting connections on 127.0.0.1:52790: exit status 1; its stderr ends: llama_model_load: error loading model: failed to open /models/tiny.gguf | srv    load_model: failed to load model, '/models/tiny.gguf'")}
+		StopErr: errors.New("worker llama-server exited before accepting connections on 127.0.0.1:31790: exit status 1; its stderr ends: llama_model_load: error loading model: failed to open /models/tiny.gguf | srv    load_model: failed to load model, '/models/tiny.gguf'")}
 	e := serve.Engine{Bench: llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, Server: serve.LlamaServer{}}
 	enginetest.Run(t, enginetest.Case{
 		Engine:           e,
