@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -19,8 +21,10 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/logtail"
 	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/slurm"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -432,11 +436,14 @@ func (c *jobsTaskCmd) Run(e *env) error {
 	ctx := context.Background()
 	fmt.Fprintf(e.stderr, "rigor: job %s on %s: %s (round %d) at %s\n", jobID, dash(node), t.Point, t.Round, shortHash(b.Commit))
 
-	work, err := os.MkdirTemp("", "rigor-job-")
+	// Node-local scratch: the clone, and the job's rig beside it (not in
+	// the clone, which must stay clean).
+	tmp, err := os.MkdirTemp("", "rigor-job-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	defer os.RemoveAll(tmp)
+	work := filepath.Join(tmp, "module")
 	clone := exec.CommandContext(ctx, "git", "clone", "--quiet", "--no-checkout", b.Module, work)
 	if out, err := clone.CombinedOutput(); err != nil {
 		return c.fail(ctx, e, b, work, fmt.Sprintf("cloning the module: %v: %s", err, strings.TrimSpace(string(out))), "")
@@ -449,6 +456,10 @@ func (c *jobsTaskCmd) Run(e *env) error {
 	var stdout, stderr bytes.Buffer
 	args := append([]string{"-C", work, "run", t.Point, "--no-commit", "--json"}, b.RunArgs...)
 	run := exec.CommandContext(ctx, b.Rigor, args...)
+	if f, note := allocatedRig(ctx, tmp); f != "" {
+		run.Env = append(os.Environ(), rig.RigFileEnv+"="+f)
+		fmt.Fprintf(e.stderr, "rigor: %s\n", note)
+	}
 	run.Stdout = &stdout
 	run.Stderr = io.MultiWriter(e.stderr, &stderr)
 	runErr := run.Run()
@@ -466,6 +477,51 @@ func (c *jobsTaskCmd) Run(e *env) error {
 		c.annotateStop(ctx, e, results.Open(work), runs)
 	}
 	return c.publish(ctx, e, b, work, runs)
+}
+
+// allocatedRig narrows the node's rig to the GPUs Slurm gave the job
+// (SLURM_JOB_GPUS, the GRES indices), so that #requires' gpu.count is
+// checked against the job's GPUs rather than the node's: a 1-GPU job on an
+// 8-GPU node. It writes that rig into dir and returns its path and a note,
+// or "" when there is nothing to narrow (no GPUs allocated, or no more
+// detected than allocated). GPUs are matched by index; when the indices do
+// not match the detected ones, the first N are kept.
+func allocatedRig(ctx context.Context, dir string) (string, string) {
+	var want []int
+	for _, f := range strings.Split(os.Getenv("SLURM_JOB_GPUS"), ",") {
+		if i, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+			want = append(want, i)
+		}
+	}
+	if len(want) == 0 {
+		return "", ""
+	}
+	r, err := rig.Detect(ctx, rig.DetectOptions{RigFile: os.Getenv(rig.RigFileEnv), Cache: gitsrc.CacheDir()})
+	if err != nil || len(r.Accelerators) <= len(want) {
+		return "", ""
+	}
+	var kept []rig.GPU
+	for _, g := range r.Accelerators {
+		if slices.Contains(want, g.Index) {
+			kept = append(kept, g)
+		}
+	}
+	if len(kept) != len(want) {
+		kept = r.Accelerators[:len(want)]
+	}
+	n := *r
+	n.Accelerators = kept
+	// The summary is derived again from the GPUs kept.
+	n.AcceleratorsPerNode, n.AcceleratorModelName, n.AcceleratorMemoryCapacityGB, n.AcceleratorDriverVersion = 0, "", 0, ""
+	data, err := json.Marshal(&n)
+	if err != nil {
+		return "", ""
+	}
+	path := filepath.Join(dir, "rig.json")
+	if os.WriteFile(path, data, 0o644) != nil {
+		return "", ""
+	}
+	return path, fmt.Sprintf("the job has %d of the node's %d GPUs (SLURM_JOB_GPUS=%s): #requires is checked against those", len(kept), len(r.Accelerators), os.Getenv("SLURM_JOB_GPUS"))
 }
 
 // stopState asks Slurm why this job got a signal: TIMEOUT (its time
