@@ -36,7 +36,7 @@ var DefaultTargets = []string{"llama-bench", "rpc-server", "llama-server"}
 
 // buildRecipeVersion changes when the way rigor configures and builds
 // changes, so that older cache entries are not reused.
-const buildRecipeVersion = 1
+const buildRecipeVersion = 2 // 2: built in a stable directory, source paths mapped, programs hashed
 
 // PatchInput is a locked patch: its file and the sha256 the lock holds.
 type PatchInput struct {
@@ -95,6 +95,9 @@ type BuildInfo struct {
 	BuildCommit string `json:"buildCommit,omitempty"`
 	// Inputs are what the build's key hashes.
 	Inputs *buildcache.Inputs `json:"inputs,omitempty"`
+	// SHA256 maps each program to the sha256 its build recorded; none for
+	// a prebuilt engine or a build made before rigor hashed programs.
+	SHA256 map[string]string `json:"sha256,omitempty"`
 }
 
 // CommitMismatchError and PatchChangedError are the engine package's, so
@@ -313,7 +316,7 @@ func LookupBuild(ctx context.Context, opts BuildOptions) (*BuildInfo, error) {
 }
 
 func infoOf(e *buildcache.Entry, cached bool) *BuildInfo {
-	b := &BuildInfo{ID: e.Key, Dir: e.Dir, BinDir: e.BinDir(), Bins: map[string]string{}, Cached: cached, Inputs: &e.Inputs}
+	b := &BuildInfo{ID: e.Key, Dir: e.Dir, BinDir: e.BinDir(), Bins: map[string]string{}, Cached: cached, Inputs: &e.Inputs, SHA256: e.SHA256}
 	for name := range e.Bins {
 		b.Bins[name] = e.Bin(name)
 	}
@@ -391,6 +394,9 @@ func runBuild(ctx context.Context, opts BuildOptions, rec Recipe, dir string, lo
 	for _, k := range sortedKeys(rec.Env) {
 		env = append(env, k+"="+rec.Env[k])
 	}
+	// The build directory's path is mapped away, so that two builds of one
+	// key, in any cache, make the same bytes (__FILE__, debug info).
+	env = prefixMapped(env, dir)
 	bdir := filepath.Join(dir, "build")
 	configure := append([]string{"-S", src, "-B", bdir}, rec.Configure...)
 	if err := runLogged(ctx, pw, env, "cmake", configure...); err != nil {
@@ -425,6 +431,24 @@ func runBuild(ctx context.Context, opts BuildOptions, rec Recipe, dir string, lo
 		opts.Progress(100, "done")
 	}
 	return bins, nil
+}
+
+// prefixMapped adds -ffile-prefix-map=<dir>=/rigor-build to CFLAGS and
+// CXXFLAGS (after what the environment or the recipe already set), which
+// cmake reads on its first configure.
+func prefixMapped(env []string, dir string) []string {
+	flag := "-ffile-prefix-map=" + dir + "=/rigor-build"
+	for _, k := range []string{"CFLAGS", "CXXFLAGS"} {
+		v := ""
+		for i := len(env) - 1; i >= 0; i-- {
+			if strings.HasPrefix(env[i], k+"=") {
+				v = strings.TrimPrefix(env[i], k+"=")
+				break
+			}
+		}
+		env = append(env, k+"="+strings.TrimSpace(v+" "+flag))
+	}
+	return env
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -93,7 +93,16 @@ func (e Engine) Prepare(ctx context.Context, req engine.Request) (*engine.Prepar
 		if err != nil {
 			return nil, err
 		}
-		if !req.Rebuild {
+		if req.Rebuild {
+			in, _, err := BuildInputs(ctx, opts)
+			if err != nil {
+				return nil, err
+			}
+			req.Say("removing the cached build %.12s to build it again", in.Key())
+			if err := cacheOf(opts).Remove(ctx, in.Key()); err != nil {
+				return nil, err
+			}
+		} else {
 			b, _ = LookupBuild(ctx, opts)
 		}
 		if b == nil {
@@ -117,6 +126,12 @@ func (e Engine) Prepare(ctx context.Context, req engine.Request) (*engine.Prepar
 	sums, err := engine.HashBinaries(ctx, req.Cache, b.BinDir, names...)
 	if err != nil {
 		return nil, err
+	}
+	// A cached program must still be the bytes its build made.
+	for _, n := range names {
+		if want, ok := b.SHA256[n]; ok && want != sums[n] {
+			return nil, &buildcache.BinaryChangedError{Key: b.ID, Program: n, Path: b.Bins[n], Want: want, Got: sums[n]}
+		}
 	}
 	p.Binaries = sums
 	return p, nil

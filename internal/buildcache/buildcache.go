@@ -11,10 +11,15 @@
 //  2. On a miss, [Cache.Build] takes an exclusive flock on
 //     <cache>/builds/<key>.lock, so concurrent builds of one key are
 //     serialized: the second waits, then finds the first one's entry.
-//  3. The build runs in <key>.tmp-<pid>; on success the marker is written
-//     and the directory renamed to <key>. A failed or interrupted build
-//     never leaves a directory that looks complete: its temporary
+//  3. The build runs in <key>.tmp-build (one name per key: builds of a key
+//     are serialized, so the path a compiler may embed never carries a pid);
+//     on success the programs are hashed into the marker, the marker is
+//     written and the directory renamed to <key>. A failed or interrupted
+//     build never leaves a directory that looks complete: its temporary
 //     directory is removed, and its log kept as <key>.failed.log.
+//  4. Before a build is used, [Entry.Verify] checks its programs against
+//     the hashes in the marker (through a stat-keyed hash cache), so a
+//     truncated or replaced binary is refused, never run.
 //
 // [Cache.List] describes every entry, complete or not; [Cache.Prune]
 // removes incomplete entries and those no lockfile uses.
@@ -28,11 +33,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/rigorbench/rigor/internal/logtail"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -89,6 +94,9 @@ type Entry struct {
 	// Bins maps a program name to its path relative to the entry
 	// directory, e.g. "llama-bench": "build/bin/llama-bench".
 	Bins map[string]string `json:"bins"`
+	// SHA256 maps each program to the sha256 of its bytes when the build
+	// finished. Entries made before rigor hashed them have none.
+	SHA256 map[string]string `json:"sha256,omitempty"`
 	// Created is when the build finished; Seconds how long it took.
 	Created time.Time `json:"created"`
 	Seconds float64   `json:"seconds"`
@@ -239,7 +247,7 @@ func (c Cache) Build(ctx context.Context, in Inputs, fn BuildFunc) (e *Entry, bu
 	// Holding the lock, anything else under this key is debris of a dead
 	// build: an incomplete directory or a temporary one.
 	c.removeDebris(key)
-	tmp := filepath.Join(c.Dir(), key+".tmp-"+strconv.Itoa(os.Getpid()))
+	tmp := c.BuildDir(key)
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return nil, false, fmt.Errorf("creating build directory: %w", err)
 	}
@@ -275,7 +283,15 @@ func (c Cache) Build(ctx context.Context, in Inputs, fn BuildFunc) (e *Entry, bu
 			return nil, true, fmt.Errorf("build %s: program %s at %q is outside the build directory", key[:12], name, p)
 		}
 	}
-	e = &Entry{Key: key, Inputs: in, Bins: bins, Created: time.Now().UTC().Truncate(time.Second), Seconds: roundSeconds(time.Since(start))}
+	sums := map[string]string{}
+	for name, p := range bins {
+		sum, err := fileSHA256(filepath.Join(tmp, p))
+		if err != nil {
+			return nil, true, fmt.Errorf("build %s: hashing %s: %w", key[:12], name, err)
+		}
+		sums[name] = sum
+	}
+	e = &Entry{Key: key, Inputs: in, Bins: bins, SHA256: sums, Created: time.Now().UTC().Truncate(time.Second), Seconds: roundSeconds(time.Since(start))}
 	b, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		return nil, true, fmt.Errorf("build %s: encoding %s: %w", key[:12], MarkerFile, err)
@@ -292,6 +308,87 @@ func (c Cache) Build(ctx context.Context, in Inputs, fn BuildFunc) (e *Entry, bu
 	syncDir(c.Dir())
 	e.Dir = final
 	return e, true, nil
+}
+
+// BuildDir is where a build of key runs before it is moved into place:
+// the same path for every build of the key, so that nothing a compiler
+// embeds (a source path, a pid) differs between two builds of one key.
+func (c Cache) BuildDir(key string) string {
+	return filepath.Join(c.Dir(), key+".tmp-build")
+}
+
+// Remove deletes the complete entry of key, waiting for a build of the key
+// that is running, so that the next [Cache.Build] builds it again
+// (`rigor build --rebuild`).
+func (c Cache) Remove(ctx context.Context, key string) error {
+	if !validKey(key) {
+		return fmt.Errorf("build cache: bad key %q", key)
+	}
+	lk, err := lockToBuild(ctx, c.lockPath(key))
+	if err != nil {
+		return err
+	}
+	defer lk.Unlock()
+	if err := os.RemoveAll(c.EntryDir(key)); err != nil {
+		return fmt.Errorf("removing build %s: %w", key[:12], err)
+	}
+	c.removeDebris(key)
+	return nil
+}
+
+// BinaryChangedError is a program of a cached build whose bytes are no
+// longer those its build produced: truncated, replaced or damaged.
+type BinaryChangedError struct {
+	Key, Program, Path string
+	Want, Got          string
+}
+
+func (e *BinaryChangedError) Error() string {
+	return fmt.Sprintf("the cached build %.12s has a changed %s (%s): sha256 %.12s, the build made %.12s", e.Key, e.Program, e.Path, e.Got, e.Want)
+}
+
+// Verify checks the entry's programs against the hashes its build
+// recorded, hashing through sum (a stat-keyed hash cache, so an unchanged
+// file is not read again). A program that is missing or changed is a
+// *BinaryChangedError. Entries without recorded hashes pass.
+func (e *Entry) Verify(sum func(path string) (string, error)) error {
+	for _, name := range sortedNames(e.SHA256) {
+		want := e.SHA256[name]
+		path := e.Bin(name)
+		got, err := sum(path)
+		if err != nil {
+			got = "missing"
+			if !errors.Is(err, os.ErrNotExist) {
+				got = err.Error()
+			}
+		}
+		if got != want {
+			return &BinaryChangedError{Key: e.Key, Program: name, Path: path, Want: want, Got: got}
+		}
+	}
+	return nil
+}
+
+func sortedNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func roundSeconds(d time.Duration) float64 {

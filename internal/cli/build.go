@@ -19,6 +19,7 @@ type buildCmd struct {
 	JSON    bool   `help:"Print the build as JSON."`
 	Offline bool   `help:"Use the cached git mirror without fetching." env:"RIGOR_OFFLINE"`
 	Jobs    int    `short:"j" help:"Parallel compile jobs (default: the number of CPUs)." env:"RIGOR_BUILD_JOBS"`
+	Rebuild bool   `help:"Discard the cached build of this engine and build it again (a damaged or replaced binary)."`
 }
 
 func (buildCmd) Help() string {
@@ -35,6 +36,7 @@ binaries. A prebuilt engine (source: path) is only located.
 Examples:
   rigor build minimax-m27-b70/baseline
   rigor build minimax-m27-b70/baseline --json
+  rigor build minimax-m27-b70/baseline --rebuild   # a damaged cached binary
   rigor build bench/kv -j 4`
 }
 
@@ -66,7 +68,7 @@ func (c *buildCmd) Run(e *env) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r := e.runner(set.Root)
-	r.Offline, r.Jobs = c.Offline, c.Jobs
+	r.Offline, r.Jobs, r.Rebuild = c.Offline, c.Jobs, c.Rebuild
 	prog := newPrepareProgress(e.stderr, engineLabel(x, entry))
 	ctx = prog.attach(ctx, r)
 	prog.run()

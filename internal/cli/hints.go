@@ -22,12 +22,15 @@ func explain(err error, id string) error {
 	}
 	var (
 		fe *buildcache.FailedError
+		bc *buildcache.BinaryChangedError
 		ce *engine.CommitMismatchError
 		pc *engine.PatchChangedError
 		pe *gitsrc.PatchError
 		h  interface{ Hint() string }
 	)
 	switch {
+	case errors.As(err, &bc):
+		return withHint(err, "the build cache is damaged or was tampered with; build it again with 'rigor build --rebuild "+id+"'")
 	case errors.As(err, &ce):
 		return withHint(err, "the source at the locked commit reports another commit; check engine.source and relock with 'rigor lock --update engine "+id+"'")
 	case errors.As(err, &pc), errors.As(err, &pe):

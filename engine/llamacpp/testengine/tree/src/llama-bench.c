@@ -181,6 +181,9 @@ int main(int argc, char **argv) {
 		struct timespec d = {(time_t)atof(s), (long)((atof(s) - (long)atof(s)) * 1e9)};
 		nanosleep(&d, NULL);
 	}
+	/* Like llama.cpp's GGML_ASSERT, the binary holds its source path: a
+	   build that does not map it away differs with the build directory. */
+	if (getenv("RIGOR_TESTENGINE_WHERE")) fprintf(stderr, "%s:%d\n", __FILE__, __LINE__);
 	int crash_after = getenv("RIGOR_TESTENGINE_CRASH_AFTER_ROWS") ? atoi(getenv("RIGOR_TESTENGINE_CRASH_AFTER_ROWS")) : -1;
 	int rows = 0;
 	if (!json && !jsonl) {
