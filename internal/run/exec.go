@@ -135,7 +135,13 @@ func Execute(ctx context.Context, opts Options) (*Outcome, error) {
 		if i == n-1 {
 			break
 		}
-		progress(fmt.Sprintf("started %s, waiting for %s", pp.Name, pp.ReadyAddr))
+		if pp.ReadyAddr == "" {
+			// A server that binds late (vllm serve) is waited for by the
+			// bench process itself.
+			progress("started " + pp.Name)
+		} else {
+			progress(fmt.Sprintf("started %s, waiting for %s", pp.Name, pp.ReadyAddr))
+		}
 		if err := waitReady(ctx, p, opts.ReadyTimeout); err != nil {
 			out.How, out.Err = WorkerFailed, err
 			if ctx.Err() != nil {

@@ -634,7 +634,7 @@ func (s *Set) check(e *Experiment, col *collector) {
 	if e.Spec.Engine.RPC != nil && fam != FamilyLlamaCpp && fam != FamilyIkLlamaCpp {
 		bad("engine.rpc", "engine.rpc is only for llama.cpp and ik_llama.cpp")
 	}
-	if fam == FamilyVLLM {
+	if fam == FamilyVLLM && e.Spec.Serve == nil {
 		if _, ok := e.Spec.Bench["mode"]; !ok {
 			bad("bench.mode", "bench.mode is required for vllm: throughput, latency or serve")
 		}

@@ -5,6 +5,13 @@
 // stdout lines, and answers `vllm --version`. No model is loaded: the
 // numbers come from a fixed speed model, so runs are deterministic.
 //
+// `vllm serve MODEL --host H --port P [engine arguments]` serves the
+// OpenAI-compatible streaming endpoints (/v1/completions,
+// /v1/chat/completions, /v1/models, /health, /version) until it is
+// stopped: the first token 10 ms after a request, then one every
+// 1/FAKE_VLLM_TOKS seconds, and the usage chunk vLLM sends with
+// stream_options.include_usage.
+//
 // Environment variables select behaviour:
 //
 //	FAKE_VLLM_VERSION    what --version prints (default 0.20.1+standin)
@@ -82,6 +89,9 @@ func Run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		}
 		fmt.Fprintln(stdout, v)
 		return 0
+	}
+	if len(args) >= 1 && args[0] == "serve" {
+		return server(args[1:], stdout, stderr, getenv)
 	}
 	if len(args) < 2 || args[0] != "bench" {
 		fmt.Fprintln(stderr, "usage: vllm [-h] [-v] {chat,complete,serve,bench,collect-env,run-batch} ...")

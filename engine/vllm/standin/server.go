@@ -1,0 +1,129 @@
+package standin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// server is `vllm serve MODEL [flags]`: the OpenAI-compatible server.
+func server(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	flags := map[string]string{}
+	var model string
+	var unknown []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		switch {
+		case !strings.HasPrefix(a, "-") && model == "":
+			model = a
+		case valueFlags[name] && hasVal:
+			flags[name] = val
+		case valueFlags[name] && i+1 < len(args):
+			i++
+			flags[name] = args[i]
+		case switchFlags[name] && !hasVal:
+			flags[name] = "true"
+		default:
+			unknown = append(unknown, a)
+		}
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(stderr, "usage: vllm serve [model_tag] [options]\nvllm: error: unrecognized arguments: %s\n", strings.Join(unknown, " "))
+		return 2
+	}
+	if getenv("FAKE_VLLM_FAIL") == "noload" {
+		fmt.Fprintln(stderr, "Traceback (most recent call last):")
+		fmt.Fprintf(stderr, "OSError: %s does not appear to have a file named config.json.\n", model)
+		fmt.Fprintln(stderr, "RuntimeError: Engine core initialization failed. See root cause above. Failed to load model")
+		return 1
+	}
+	speed := 40.0
+	if s, err := strconv.ParseFloat(getenv("FAKE_VLLM_TOKS"), 64); err == nil && s > 0 {
+		speed = s
+	}
+	host, port := flags["--host"], flags["--port"]
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	if port == "" {
+		port = "8000"
+	}
+	name := flags["--served-model-name"]
+	if name == "" {
+		name = model
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		fmt.Fprintf(stderr, "OSError: [Errno 98] error while attempting to bind on address (%s, %s): address already in use\n", host, port)
+		return 1
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
+		v := getenv("FAKE_VLLM_VERSION")
+		if v == "" {
+			v = DefaultVersion
+		}
+		json.NewEncoder(w).Encode(map[string]string{"version": v})
+	})
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []map[string]any{{"id": name, "object": "model", "owned_by": "vllm"}}})
+	})
+	stream := func(chat bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				Model     string `json:"model"`
+				MaxTokens int    `json:"max_tokens"`
+				Stream    bool   `json:"stream"`
+			}
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+				http.Error(w, `{"object":"error","message":"invalid JSON","code":400}`, http.StatusBadRequest)
+				return
+			}
+			if req.Model != name {
+				w.WriteHeader(http.StatusNotFound)
+				fmt.Fprintf(w, `{"object":"error","message":"The model %s does not exist.","type":"NotFoundError","code":404}`, req.Model)
+				return
+			}
+			if req.MaxTokens < 1 {
+				req.MaxTokens = 16
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			fl, _ := w.(http.Flusher)
+			start := time.Now()
+			for k := 0; k < req.MaxTokens; k++ {
+				time.Sleep(time.Until(start.Add(10*time.Millisecond + time.Duration(float64(k)/speed*float64(time.Second)))))
+				if chat {
+					fmt.Fprintf(w, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" t%d\"}}]}\n\n", k)
+				} else {
+					fmt.Fprintf(w, "data: {\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" t%d\"}]}\n\n", k)
+				}
+				if fl != nil {
+					fl.Flush()
+				}
+			}
+			fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":16,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", req.MaxTokens)
+		}
+	}
+	mux.HandleFunc("POST /v1/completions", stream(false))
+	mux.HandleFunc("POST /v1/chat/completions", stream(true))
+	fmt.Fprintf(stdout, "INFO:     Started server process [%d]\nINFO:     Uvicorn running on http://%s:%s (Press CTRL+C to quit)\n", os.Getpid(), host, port)
+	srv := &http.Server{Handler: mux}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, os.Interrupt)
+	go func() { <-stop; srv.Close() }()
+	if err := srv.Serve(l); err != nil && err != http.ErrServerClosed {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}
