@@ -25,6 +25,7 @@ type runCmd struct {
 	DryRun         bool          `help:"Print the plan and stop: nothing is built, started or recorded."`
 	IgnoreRequires bool          `help:"Run even when the rig does not meet #requires; the record says so."`
 	NoCommit       bool          `help:"Write the records but do not commit them to git."`
+	CommitEach     bool          `help:"Commit each point's record as soon as it is written (default: one commit for the whole invocation)."`
 	Timeout        time.Duration `help:"Bound one bench process (default: the experiment's timeoutSeconds, else 1h)."`
 	Offline        bool          `help:"Use only what is cached (git mirrors, engine installs)."`
 	JSON           bool          `help:"Print the records written, as JSON."`
@@ -40,7 +41,10 @@ content); starts the rpc-server workers and waits until each accepts
 connections; runs the bench with the locked argv and a controlled environment;
 stops every process it started on success, failure, timeout and Ctrl-C; and
 records every run, failures included, as results/<experiment>/<run id>.json,
-committed to git.
+committed to git: one commit for the whole invocation (every point of a
+sweep, and the runs an interruption cut short), or one per point with
+--commit-each. Running from an experiment or lockfile that differs from the
+last commit warns: the records would name a spec no commit holds.
 
 When every swept flag is one llama-bench sweeps itself, the sweep runs as one
 llama-bench process (the model loads once) and its rows are split into the
@@ -49,7 +53,8 @@ points' records.
 Examples:
   rigor run minimax-m27-b70/kvoffload
   rigor run 'minimax-m27-b70/ubSweep[ub=16]' --dry-run
-  rigor run quickstart/tiny --no-commit`
+  rigor run quickstart/tiny --no-commit
+  rigor run minimax-m27-b70/ubSweep --commit-each`
 }
 
 // runFailedError reports runs that were recorded but did not succeed.
@@ -90,6 +95,9 @@ func (c *runCmd) Run(e *env) error {
 	// A run that cannot be recorded is measured for nothing: check first.
 	if err := store.CheckWritable(x.ID); err != nil {
 		return withHint(err, "make results/ writable and give it space, then run again; nothing was started")
+	}
+	if !c.NoCommit {
+		warnUncommitted(e, store, root, x)
 	}
 	// The earlier runs, read before this one adds its own, for the
 	// comparison printed at the end.
@@ -152,16 +160,31 @@ func (c *runCmd) Run(e *env) error {
 			failed++
 		}
 		fmt.Fprintf(e.stderr, "rigor: %s: %s → %s\n", pr.Point.ID, describe(pr.Record), rel)
-		if !c.NoCommit && commitErr == nil {
+		if c.CommitEach && !c.NoCommit && commitErr == nil {
 			files := []string{path, store.RawDir(pr.Record.Experiment, pr.Record.ID)}
-			msg := fmt.Sprintf("rigor run %s: %s\n\nrun %s", pr.Point.ID, pr.Record.Status, pr.Record.ID)
-			if commitErr = e.commitRecords(store, files, msg, rel+" is"); commitErr != nil {
+			if commitErr = e.commitRecords(store, files, commitMessage([]*results.Run{pr.Record}, pr.Point.ID), rel+" is"); commitErr != nil {
 				fmt.Fprintf(e.stderr, "rigor: warning: the record is kept at %s but was not committed: %v\n", rel, commitErr)
 			}
 		}
 		return nil
 	}
 	runErr := r.Run(ctx, prep, points, sink)
+	if !c.CommitEach && !c.NoCommit && len(written) > 0 {
+		// One commit for the invocation, made even when it was
+		// interrupted: what was recorded is kept.
+		var files []string
+		for i, rec := range written {
+			files = append(files, paths[i], store.RawDir(rec.Experiment, rec.ID))
+		}
+		what, kept := "the records are", "the records are kept in results/"
+		if len(written) == 1 {
+			rel := relTo(paths[0], e.wd)
+			what, kept = rel+" is", "the record is kept at "+rel
+		}
+		if commitErr = e.commitRecords(store, files, commitMessage(written, c.ID), what); commitErr != nil {
+			fmt.Fprintf(e.stderr, "rigor: warning: %s but was not committed: %v\n", kept, commitErr)
+		}
+	}
 	if c.JSON {
 		if written == nil {
 			written = []*results.Run{}
@@ -184,6 +207,53 @@ func (c *runCmd) Run(e *env) error {
 		return &runFailedError{failed: failed, total: len(written)}
 	}
 	return nil
+}
+
+// commitMessage is the message of the commit of runs made by 'rigor run
+// id': the status of a single run, else a count by status and one line
+// per run.
+func commitMessage(runs []*results.Run, id string) string {
+	if len(runs) == 1 {
+		return fmt.Sprintf("rigor run %s: %s\n\nrun %s", runs[0].Point, runs[0].Status, runs[0].ID)
+	}
+	count := map[string]int{}
+	var order []string
+	for _, r := range runs {
+		if count[r.Status] == 0 {
+			order = append(order, r.Status)
+		}
+		count[r.Status]++
+	}
+	var parts []string
+	for _, st := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", count[st], st))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "rigor run %s: %d runs, %s\n\n", id, len(runs), strings.Join(parts, ", "))
+	for _, r := range runs {
+		fmt.Fprintf(&b, "run %s  %s  %s\n", r.ID, r.Point, r.Status)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// warnUncommitted warns when the experiment's package or its lockfile
+// differs from the last commit: the records would name a spec and a lock
+// that no commit holds, and a Slurm job or a colleague could not check
+// them out.
+func warnUncommitted(e *env, store *results.Store, root string, x *spec.Experiment) {
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(x.Pos.Filename()), "*.cue"))
+	files = append(files, lock.Path(root, x.Package))
+	dirty, err := store.Uncommitted(files)
+	if err != nil || len(dirty) == 0 {
+		return
+	}
+	var names []string
+	for _, f := range dirty {
+		names = append(names, filepath.ToSlash(relTo(f, e.wd)))
+	}
+	fmt.Fprintf(e.stderr, "rigor: warning: %s %s not committed: the records will name a spec or lock that no commit holds\n",
+		strings.Join(names, ", "), plural(len(names), "is", "are"))
+	fmt.Fprintf(e.stderr, "rigor: hint: commit them first: git add %s && git commit\n", strings.Join(names, " "))
 }
 
 func describe(r *results.Run) string {
