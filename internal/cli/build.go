@@ -36,7 +36,7 @@ binaries. A prebuilt engine (source: path) is only located.
 Examples:
   rigor build minimax-m27-b70/baseline
   rigor build minimax-m27-b70/baseline --json
-  rigor build minimax-m27-b70/baseline --rebuild   # a damaged cached binary
+  rigor build minimax-m27-b70/baseline --rebuild
   rigor build bench/kv -j 4`
 }
 
