@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/rigorbench/rigor/engine"
@@ -58,7 +59,14 @@ func (e *env) commitRecords(store *results.Store, files []string, msg, what stri
 		e.warnedDetached = true
 		fmt.Fprintf(e.stderr, "rigor: warning: HEAD is detached: the commit belongs to no branch, and the next checkout leaves it behind ('git switch -c NAME' keeps it)\n")
 	}
-	_, err := store.Commit(ctx, files, msg)
+	// A run that never started has no raw outputs directory.
+	var present []string
+	for _, f := range files {
+		if _, err := os.Lstat(f); err == nil {
+			present = append(present, f)
+		}
+	}
+	_, err := store.Commit(ctx, present, msg)
 	if errors.Is(err, results.ErrNotRepository) {
 		fmt.Fprintf(e.stderr, "rigor: warning: %s not committed: the module is not in a git repository ('git init' to keep their history, or --no-commit)\n", what)
 		return nil

@@ -157,7 +157,10 @@ type Process struct {
 	Argv []string          `json:"argv"`
 	Env  map[string]string `json:"env,omitempty"`
 	Dir  string            `json:"dir,omitempty"`
-	Exit *int              `json:"exit,omitempty"`
+	// Exit is the exit status; 128+N when signal N killed the process,
+	// which Signal then names ("SIGABRT").
+	Exit   *int   `json:"exit,omitempty"`
+	Signal string `json:"signal,omitempty"`
 }
 
 // Direction of a metric: which way is better.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/internal/logtail"
+	"golang.org/x/sys/unix"
 )
 
 // Status values of an execution, beside the engine's own verdict.
@@ -71,8 +72,11 @@ type Outcome struct {
 	Signal   string
 	Stdout   []byte
 	Stderr   []byte
-	// Exits holds each process's exit code by name.
-	Exits      map[string]int
+	// Exits holds each process's exit code by name: 128+N for a process
+	// a signal killed, as a shell reports it.
+	Exits map[string]int
+	// Signals names the signal that killed a process ("SIGABRT"), by name.
+	Signals    map[string]string
 	Start, End time.Time
 	// Logs lists the log files written, relative to LogDir.
 	Logs []string
@@ -109,7 +113,7 @@ func Execute(ctx context.Context, opts Options) (*Outcome, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}
-	out := &Outcome{Exits: map[string]int{}, ExitCode: -1, Start: time.Now().UTC()}
+	out := &Outcome{Exits: map[string]int{}, Signals: map[string]string{}, ExitCode: -1, Start: time.Now().UTC()}
 	var procs []*proc
 	defer func() {
 		stopAll(procs, opts.Grace)
@@ -226,6 +230,10 @@ func collectExits(procs []*proc, out *Outcome) {
 		<-p.done
 		if ps := p.cmd.ProcessState; ps != nil {
 			out.Exits[p.p.Name] = ps.ExitCode()
+			if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				out.Exits[p.p.Name] = 128 + int(ws.Signal())
+				out.Signals[p.p.Name] = unix.SignalName(ws.Signal())
+			}
 		}
 	}
 }

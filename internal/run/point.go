@@ -455,6 +455,7 @@ func (r *Runner) record(prep *Prepared, p *spec.Point, plan *engine.Plan, out *O
 		if code, ok := out.Exits[pp.Name]; ok {
 			c := code
 			proc.Exit = &c
+			proc.Signal = out.Signals[pp.Name]
 		}
 		rec.Processes = append(rec.Processes, proc)
 	}
