@@ -220,11 +220,24 @@ func TestBrowser(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("footer"))); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(500 * time.Millisecond) // the failed requests report after the load
-		mu.Lock()
-		heard := strings.Join(problems, "\n")
-		mu.Unlock()
-		for _, want := range []string{`console error: "boom"`, "exception: Uncaught", "request failed", "request leaves the files: http://127.0.0.1:9/x"} {
+		// The failed requests report after the load: wait for every kind,
+		// up to a deadline generous for a loaded machine.
+		wants := []string{`console error: "boom"`, "exception: Uncaught", "request failed", "request leaves the files: http://127.0.0.1:9/x"}
+		var heard string
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			mu.Lock()
+			heard = strings.Join(problems, "\n")
+			mu.Unlock()
+			all := true
+			for _, want := range wants {
+				all = all && strings.Contains(heard, want)
+			}
+			if all || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		for _, want := range wants {
 			if !strings.Contains(heard, want) {
 				t.Errorf("the broken page: the listeners did not hear %q; heard:\n%s", want, heard)
 			}
@@ -287,4 +300,19 @@ func TestBrowser(t *testing.T) {
 			}
 		})
 	}
+	// Whatever the last page reported after its checks arrives before the
+	// next navigation ends.
+	mu.Lock()
+	problems = nil
+	mu.Unlock()
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	for _, p := range problems {
+		if !strings.Contains(p, "about:blank") {
+			t.Errorf("reported after the last page's checks: %s", p)
+		}
+	}
+	mu.Unlock()
 }
