@@ -222,7 +222,12 @@ func TestBrowser(t *testing.T) {
 		}
 		// The failed requests report after the load: wait for every kind,
 		// up to a deadline generous for a loaded machine.
-		wants := []string{`console error: "boom"`, "exception: Uncaught", "request failed", "request leaves the files: http://127.0.0.1:9/x"}
+		// Every event the page causes is waited for, so that none arrives
+		// late and is blamed on the next page.
+		wants := []string{`console error: "boom"`, "exception: Uncaught",
+			"request failed: Image net::ERR_FILE_NOT_FOUND", "log network: Failed to load resource: net::ERR_FILE_NOT_FOUND",
+			"request leaves the files: http://127.0.0.1:9/x",
+			"request failed: Fetch net::ERR_UNSAFE_PORT", "log network: Failed to load resource: net::ERR_UNSAFE_PORT"}
 		var heard string
 		for deadline := time.Now().Add(30 * time.Second); ; {
 			mu.Lock()
