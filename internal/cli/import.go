@@ -3,7 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -87,9 +87,14 @@ func (c *importCmd) Run(e *env) error {
 	var todo []interop.Imported
 	skipped := 0
 	for _, f := range c.Files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return fmt.Errorf("importing %s: %w", f, errors.Unwrap(err))
+		// Read in bounded memory; what is not JSON fails from its first
+		// bytes.
+		data, err := interop.ReadFile(f)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("importing %s: %w", f, pe.Err)
+		} else if err != nil {
+			return importHint(&interop.FileError{File: f, Err: err})
 		}
 		out, err := interop.Import(recordedPath(root, e.wd, f), data, opts)
 		if err != nil {

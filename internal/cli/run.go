@@ -124,6 +124,11 @@ func (c *runCmd) Run(e *env) error {
 	}
 
 	r := e.runner(root)
+	// Secret passEnv values are recorded as fingerprints under this
+	// machine's key, never in the clear.
+	if fp, err := results.LoadFingerprinter(e.cfg().Cache); err == nil {
+		r.Fingerprinter, store.Fingerprinter = fp, fp
+	}
 	r.Rig, r.IgnoredRequires, r.Timeout, r.Offline = detected, ignored, c.Timeout, c.Offline
 	prog := newPrepareProgress(e.stderr, engineLabel(x, entry))
 	pctx := prog.attach(ctx, r)

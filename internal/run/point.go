@@ -51,6 +51,10 @@ type Runner struct {
 	BuildProgress func(pct int, line string)
 	// BuildLog receives build output.
 	BuildLog io.Writer
+	// Fingerprinter, when set, records a secret passEnv value as a keyed
+	// fingerprint (so that diff can say whether it changed) instead of a
+	// plain <redacted>.
+	Fingerprinter *results.Fingerprinter
 	// Rebuild discards a cached engine build and builds again.
 	Rebuild bool
 	// Jobs bounds parallel compile jobs of a build; 0 means the CPUs.
@@ -409,7 +413,7 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		}
 		sort.Strings(files)
 		rec.Files = files
-		results.Redact(rec)
+		results.RedactWith(rec, r.Fingerprinter)
 		runs = append(runs, &PointRun{Point: p, Record: rec, Raw: raw})
 	}
 	return runs, nil
