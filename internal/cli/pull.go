@@ -59,19 +59,18 @@ func (c *pullCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "rigor: %s uses local model files; they match the lock\n", x.ID)
 		return nil
 	}
-	cache, err := hf.CacheDir()
-	if err != nil {
-		return err
-	}
+	cache := e.cfg().HFCache
 	var infos []hf.FileInfo
 	var total int64
 	for _, f := range m.Files {
 		infos = append(infos, hf.FileInfo{Path: f.Path, Size: f.Size, SHA256: f.SHA256, BlobID: f.BlobID, LFS: f.BlobID == ""})
 		total += f.Size
 	}
-	opts := hf.DownloadOptions{CacheDir: cache}
-	if rev := m.Requested.Revision; rev != "" && !strings.EqualFold(rev, m.Commit) {
-		opts.Revision = rev
+	// refs/<revision> names a branch or tag; a revision that is the
+	// commit itself (or its prefix) writes no ref, as huggingface_hub does.
+	opts := hf.DownloadOptions{CacheDir: cache, Revision: m.Requested.Revision}
+	if rev := strings.ToLower(m.Requested.Revision); rev != "" && strings.HasPrefix(strings.ToLower(m.Commit), rev) {
+		opts.Revision = m.Commit
 	}
 	bar := newPullBar(e.stderr, m.Requested.HF, total)
 	if bar != nil {
