@@ -2,7 +2,6 @@ package testscripts
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -94,10 +93,9 @@ func TestReadmeTour(t *testing.T) {
 		t.Skip("the tour installs node-llama-cpp and runs it: not in -short")
 	}
 	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is not installed: CI must install it (.ci/run)", tool)
-			}
+		if ok, err := haveTool(tool); err != nil {
+			t.Fatal(err)
+		} else if !ok {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
