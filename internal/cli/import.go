@@ -98,6 +98,10 @@ func (c *importCmd) Run(e *env) error {
 		}
 		out, err := interop.Import(recordedPath(root, e.wd, f), data, opts)
 		if err != nil {
+			// Errors name the file as the user gave it.
+			if fe := (*interop.FileError)(nil); errors.As(err, &fe) {
+				fe.File = f
+			}
 			return importHint(err)
 		}
 		for _, im := range out {
@@ -173,7 +177,7 @@ func (c *importCmd) Run(e *env) error {
 }
 
 // recordedPath is the path an import records: relative to the module root
-// when the file is inside it, else absolute.
+// when the file is inside it, else the file's name.
 func recordedPath(root, wd, f string) string {
 	abs := f
 	if !filepath.IsAbs(abs) {
@@ -183,7 +187,10 @@ func recordedPath(root, wd, f string) string {
 	if rel, err := filepath.Rel(root, abs); err == nil && filepath.IsLocal(rel) {
 		return filepath.ToSlash(rel)
 	}
-	return filepath.ToSlash(abs)
+	// A record travels through git to other machines: a file outside the
+	// module is named by its base name (its sha256 is recorded beside it),
+	// never by a path of this machine.
+	return filepath.Base(abs)
 }
 
 func importHint(err error) error {
