@@ -69,6 +69,7 @@ func (c *loadgenCmd) Run(e *env) error {
 			return err
 		}
 	}
+	described := loadgen.Describe(ctx, c.URL, cfg.APIKey)
 	fmt.Fprintf(e.stderr, "sending %d requests (%d warm-up first)\n", c.Requests, c.Warmup)
 	last := time.Now()
 	reqs, dur, err := loadgen.Run(ctx, cfg, func(done, failed int) {
@@ -81,6 +82,7 @@ func (c *loadgenCmd) Run(e *env) error {
 		return err
 	}
 	res := loadgen.Summarize(&cfg, reqs, dur)
+	res.Server = described
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err

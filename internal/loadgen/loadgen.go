@@ -576,3 +576,30 @@ func WaitHealthy(ctx context.Context, url string, limit time.Duration) error {
 		}
 	}
 }
+
+// Describe asks the server what it is: the JSON bodies of /v1/models,
+// /props (llama.cpp) and /version (vLLM), by path, for those that answer
+// 200 with JSON. The API key is sent, never kept.
+func Describe(ctx context.Context, base, apiKey string) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	client := &http.Client{Timeout: 5 * time.Second}
+	for _, p := range []string{"/v1/models", "/props", "/version"} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+p, nil)
+		if err != nil {
+			continue
+		}
+		if apiKey != "" {
+			req.Header.Set("Authorization", "Bearer "+apiKey)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			continue
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if err == nil && resp.StatusCode == http.StatusOK && json.Valid(b) {
+			out[p] = json.RawMessage(b)
+		}
+	}
+	return out
+}

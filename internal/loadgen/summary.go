@@ -55,6 +55,8 @@ type Result struct {
 	UsageReported int `json:"usage_reported"`
 	// Percentiles are the percentiles reported.
 	Percentiles []float64 `json:"percentiles"`
+	// Server is what the server said of itself ([Describe]), by path.
+	Server map[string]json.RawMessage `json:"server,omitempty"`
 }
 
 // MarshalJSON writes the stats keys at the top level, as vLLM does.
