@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/rigorbench/rigor/engine/all"
 	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/machine"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/run"
@@ -21,7 +25,11 @@ import (
 )
 
 type runCmd struct {
-	ID             string        `arg:"" name:"id" help:"An experiment or point id."`
+	IDs            []string      `arg:"" name:"id" help:"Experiment or point ids (several with --rounds: each round runs each once)."`
+	RequireQuiet   bool          `help:"Refuse to start while other processes take more than --busy-share of the cores; wait up to --quiet-wait for the machine to settle first."`
+	QuietWait      time.Duration `default:"2m" help:"How long --require-quiet waits for the machine to settle."`
+	BusyShare      float64       `default:"0.25" help:"The share of the cores other processes may take before the machine counts as busy (a warning in the record; --require-quiet refuses)."`
+	OrderSeed      *uint64       `name:"order-seed" placeholder:"N" help:"Shuffle the rounds' orders from N (recorded as roundsSeed) to repeat an invocation's order; default: a random seed."`
 	DryRun         bool          `help:"Print the plan and stop: nothing is built, started or recorded."`
 	IgnoreRequires bool          `help:"Run even when the rig does not meet #requires; the record says so."`
 	NoCommit       bool          `help:"Write the records but do not commit them to git."`
@@ -50,11 +58,20 @@ When every swept flag is one llama-bench sweeps itself, the sweep runs as one
 llama-bench process (the model loads once) and its rows are split into the
 points' records.
 
+--rounds K runs every listed experiment or point K times, in rounds: each
+round runs each execution once, in an order shuffled per round from a
+recorded seed (a randomized block design), so that load that comes and goes
+falls on every experiment alike; rigor diff then compares the rounds, as
+pairs where they ran in the same round. Every record holds the machine's
+state while its engine ran (load, the CPU other processes took, clocks,
+temperatures, memory, GPUs) and warns when the machine was busy.
+
 Examples:
   rigor run minimax-m27-b70/kvoffload
   rigor run 'minimax-m27-b70/ubSweep[ub=16]' --dry-run
   rigor run quickstart/tiny --no-commit
-  rigor run minimax-m27-b70/ubSweep --commit-each`
+  rigor run minimax-m27-b70/ubSweep --commit-each
+  rigor run quickstart/tiny quickstart/small --rounds 5 --require-quiet`
 }
 
 // runFailedError reports runs that were recorded but did not succeed.
@@ -78,30 +95,73 @@ func (e *runFailedError) ExitCode() int {
 }
 
 func (c *runCmd) Run(e *env) error {
+	if c.Rounds < 1 {
+		return withHint(fmt.Errorf("--rounds=%d: want 1 or more", c.Rounds), "--rounds 5 runs every listed experiment five times, interleaved")
+	}
+	if c.BusyShare <= 0 || c.BusyShare > 1 {
+		return withHint(fmt.Errorf("--busy-share=%g: want a share of the cores above 0 and at most 1", c.BusyShare), "0.25 lets other processes take a quarter of the cores")
+	}
 	if c.Slurm {
 		return c.submitSlurm(e)
 	}
-	set, x, points, entry, err := e.lockedExperiment(c.ID, true)
-	if err != nil {
-		return err
+	// Each experiment is loaded, checked and prepared once, however many
+	// of its points are listed.
+	type experiment struct {
+		x      *spec.Experiment
+		entry  *lock.Entry
+		points []*spec.Point
 	}
-	root := set.Root
+	var xs []*experiment
+	byID := map[string]*experiment{}
+	var root string
+	for _, id := range c.IDs {
+		set, x, points, entry, err := e.lockedExperiment(id, true)
+		if err != nil {
+			return err
+		}
+		root = set.Root
+		ex := byID[x.ID]
+		if ex == nil {
+			ex = &experiment{x: x, entry: entry}
+			byID[x.ID] = ex
+			xs = append(xs, ex)
+		}
+		for _, p := range points {
+			if !slices.ContainsFunc(ex.points, func(q *spec.Point) bool { return q.ID == p.ID }) {
+				ex.points = append(ex.points, p)
+			}
+		}
+	}
 
 	if c.DryRun {
-		return c.dryRun(e, root, x, points, entry)
+		for i, ex := range xs {
+			if i > 0 {
+				fmt.Fprintln(e.stdout)
+			}
+			if err := c.dryRun(e, root, ex.x, ex.points, ex.entry); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 
 	store := results.Open(root)
-	// A run that cannot be recorded is measured for nothing: check first.
-	if err := store.CheckWritable(x.ID); err != nil {
-		return withHint(err, "make results/ writable and give it space, then run again; nothing was started")
+	var previous []*results.Run
+	for _, ex := range xs {
+		// A run that cannot be recorded is measured for nothing: check first.
+		if err := store.CheckWritable(ex.x.ID); err != nil {
+			return withHint(err, "make results/ writable and give it space, then run again; nothing was started")
+		}
+		// The earlier runs, read before this one adds its own, for the
+		// comparison printed at the end.
+		prev, _, _ := store.Latest(results.Filter{Experiment: ex.x.ID})
+		previous = append(previous, prev...)
 	}
 	if !c.NoCommit {
-		warnUncommitted(e, store, root, x)
+		for _, ex := range xs {
+			warnUncommitted(e, store, root, ex.x)
+		}
 	}
-	// The earlier runs, read before this one adds its own, for the
-	// comparison printed at the end.
-	previous, _, _ := store.Latest(results.Filter{Experiment: x.ID})
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
@@ -111,15 +171,17 @@ func (c *runCmd) Run(e *env) error {
 		return fmt.Errorf("detecting the rig: %w", err)
 	}
 	var ignored []string
-	if mm := rig.Check(x.Requires, detected); len(mm) > 0 {
-		if !c.IgnoreRequires {
-			for _, m := range mm {
-				fmt.Fprintf(e.stderr, "rigor: error: %s: #requires.%s: %s\n", spec.FormatPos(m.Pos, e.wd), m.Path, m.String())
+	for _, ex := range xs {
+		if mm := rig.Check(ex.x.Requires, detected); len(mm) > 0 {
+			if !c.IgnoreRequires {
+				for _, m := range mm {
+					fmt.Fprintf(e.stderr, "rigor: error: %s: #requires.%s: %s\n", spec.FormatPos(m.Pos, e.wd), m.Path, m.String())
+				}
+				return withHint(fmt.Errorf("this rig does not meet the #requires of %s", ex.x.ID), "'rigor rig' shows what was detected; --ignore-requires runs anyway and records that it did")
 			}
-			return withHint(fmt.Errorf("this rig does not meet the #requires of %s", x.ID), "'rigor rig' shows what was detected; --ignore-requires runs anyway and records that it did")
-		}
-		for _, m := range mm {
-			ignored = append(ignored, m.Path+": "+m.String())
+			for _, m := range mm {
+				ignored = append(ignored, m.Path+": "+m.String())
+			}
 		}
 	}
 
@@ -129,16 +191,35 @@ func (c *runCmd) Run(e *env) error {
 	if fp, err := results.LoadFingerprinter(e.cfg().Cache); err == nil {
 		r.Fingerprinter, store.Fingerprinter = fp, fp
 	}
-	r.Rig, r.IgnoredRequires, r.Timeout, r.Offline = detected, ignored, c.Timeout, c.Offline
-	prog := newPrepareProgress(e.stderr, engineLabel(x, entry))
-	pctx := prog.attach(ctx, r)
-	prog.run()
-	prep, err := r.Prepare(pctx, x, entry)
-	prog.close()
+	r.Rig, r.IgnoredRequires, r.Timeout, r.Offline, r.BusyShare = detected, ignored, c.Timeout, c.Offline, c.BusyShare
+	var items []run.Item
+	for _, ex := range xs {
+		prog := newPrepareProgress(e.stderr, engineLabel(ex.x, ex.entry))
+		pctx := prog.attach(ctx, r)
+		prog.run()
+		prep, err := r.Prepare(pctx, ex.x, ex.entry)
+		prog.close()
+		if err != nil {
+			return explain(err, ex.x.ID)
+		}
+		items = append(items, run.Item{Prep: prep, Points: ex.points})
+	}
 	r.Progress = func(msg string) { fmt.Fprintf(e.stderr, "rigor: %s\n", msg) }
 	r.BuildProgress, r.BuildLog = nil, nil
-	if err != nil {
-		return explain(err, x.ID)
+
+	if c.RequireQuiet {
+		if err := c.waitQuiet(ctx, e); err != nil {
+			return err
+		}
+	}
+
+	rounds := run.Rounds{Count: c.Rounds, Invocation: results.NewRunID(time.Now())}
+	if c.OrderSeed != nil {
+		rounds.Seed = *c.OrderSeed
+	} else {
+		// Below 2^53, so that the recorded seed survives JSON readers
+		// that hold numbers as doubles.
+		rounds.Seed = mrand.Uint64N(1 << 53)
 	}
 
 	var written []*results.Run
@@ -165,6 +246,9 @@ func (c *runCmd) Run(e *env) error {
 			failed++
 		}
 		fmt.Fprintf(e.stderr, "rigor: %s: %s → %s\n", pr.Point.ID, describe(pr.Record), rel)
+		if busy, why := pr.Record.Machine.Busy(c.BusyShare); busy {
+			fmt.Fprintf(e.stderr, "rigor: warning: %s: the machine was busy: %s; the figures may be lower than this machine can do (the record says so)\n", pr.Point.ID, why)
+		}
 		if c.CommitEach && !c.NoCommit && commitErr == nil {
 			files := []string{path, store.RawDir(pr.Record.Experiment, pr.Record.ID)}
 			if commitErr = e.commitRecords(store, files, commitMessage([]*results.Run{pr.Record}, pr.Point.ID), rel+" is"); commitErr != nil {
@@ -173,7 +257,7 @@ func (c *runCmd) Run(e *env) error {
 		}
 		return nil
 	}
-	runErr := r.Run(ctx, prep, points, sink)
+	runErr := r.RunRounds(ctx, items, rounds, sink)
 	if !c.CommitEach && !c.NoCommit && len(written) > 0 {
 		// One commit for the invocation, made even when it was
 		// interrupted: what was recorded is kept.
@@ -186,7 +270,7 @@ func (c *runCmd) Run(e *env) error {
 			rel := relTo(paths[0], e.wd)
 			what, kept = rel+" is", "the record is kept at "+rel
 		}
-		if commitErr = e.commitRecords(store, files, commitMessage(written, c.ID), what); commitErr != nil {
+		if commitErr = e.commitRecords(store, files, commitMessage(written, strings.Join(c.IDs, " ")), what); commitErr != nil {
 			fmt.Fprintf(e.stderr, "rigor: warning: %s but was not committed: %v\n", kept, commitErr)
 		}
 	}
@@ -197,7 +281,12 @@ func (c *runCmd) Run(e *env) error {
 		e.printJSON(written)
 	} else {
 		printSummary(e, written)
-		compareWithPrevious(e, previous, written)
+		if c.Rounds > 1 {
+			fmt.Fprintf(e.stdout, "\n%d %s of invocation %s (order seed %d); 'rigor diff' compares rounds as samples\n",
+				c.Rounds, plural(c.Rounds, "round", "rounds"), rounds.Invocation, rounds.Seed)
+		} else {
+			compareWithPrevious(e, previous, written)
+		}
 	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr
@@ -259,6 +348,23 @@ func warnUncommitted(e *env, store *results.Store, root string, x *spec.Experime
 	fmt.Fprintf(e.stderr, "rigor: warning: %s %s not committed: the records will name a spec or lock that no commit holds\n",
 		strings.Join(names, ", "), plural(len(names), "is", "are"))
 	fmt.Fprintf(e.stderr, "rigor: hint: commit them first: git add %s && git commit\n", strings.Join(names, " "))
+}
+
+// waitQuiet waits up to --quiet-wait for other processes to take less than
+// --busy-share of the cores, and refuses to start when they do not.
+func (c *runCmd) waitQuiet(ctx context.Context, e *env) error {
+	fmt.Fprintf(e.stderr, "rigor: waiting up to %s for the machine to be quiet (other processes under %s of the cores)\n",
+		c.QuietWait, strconv.FormatFloat(c.BusyShare, 'f', -1, 64))
+	err := machine.Quiet(ctx, machine.QuietOptions{Threshold: c.BusyShare, Wait: c.QuietWait})
+	var busy *machine.ErrBusy
+	switch {
+	case errors.As(err, &busy):
+		return withHint(fmt.Errorf("--require-quiet: %w; nothing was started", err),
+			"stop what else runs here ('top' shows it), or wait longer with --quiet-wait, or run without --require-quiet and let --rounds spread the load over every experiment alike")
+	case err != nil:
+		return err
+	}
+	return nil
 }
 
 func describe(r *results.Run) string {

@@ -26,7 +26,7 @@ type slurmFlags struct {
 	Account   string   `help:"Slurm account to charge (default: slurm.cue's account)." group:"Slurm" env:"RIGOR_SLURM_ACCOUNT"`
 	Time      string   `help:"Time limit of each job, as sbatch takes it (e.g. 30, 1:30:00; default: slurm.cue's time)." group:"Slurm" env:"RIGOR_SLURM_TIME"`
 	SbatchArg []string `name:"sbatch-arg" sep:"none" placeholder:"OPTION" help:"Pass OPTION to sbatch as it is (repeatable), e.g. --sbatch-arg=--qos=bench." group:"Slurm"`
-	Rounds    int      `default:"1" help:"Submit every point this many times: one job per point and round, rounds interleaved." group:"Slurm"`
+	Rounds    int      `default:"1" placeholder:"K" help:"Run every listed experiment or point K times, in rounds: each round runs each once, in an order shuffled per round (with --slurm: one job per point and round, rounds interleaved)."`
 	Remote    string   `help:"The git remote the jobs push their records to (default: slurm.cue's remote, else origin)." group:"Slurm"`
 }
 
@@ -42,7 +42,10 @@ func (c *runCmd) submitSlurm(e *env) error {
 	if c.Rounds < 1 {
 		return fmt.Errorf("--rounds=%d: want 1 or more", c.Rounds)
 	}
-	set, x, points, _, err := e.lockedExperiment(c.ID, true)
+	if len(c.IDs) > 1 {
+		return withHint(errors.New("--slurm submits one experiment or point at a time"), "submit each id on its own")
+	}
+	set, x, points, _, err := e.lockedExperiment(c.IDs[0], true)
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,14 @@ type Run struct {
 	// invocation ran rounds (--rounds): records of one invocation and
 	// round ran in the same block of time and can be compared as pairs.
 	Round int `json:"round,omitempty"`
+	// Rounds is how many rounds the invocation asked for (--rounds K),
+	// RoundsSeed the seed its rounds' orders were shuffled from, and
+	// Order the record's place in its round (from 1): round k runs the
+	// listed experiments' executions in the order math/rand/v2's
+	// PCG(RoundsSeed, k) shuffles them to. All three are 0 without rounds.
+	Rounds     int    `json:"rounds,omitempty"`
+	RoundsSeed uint64 `json:"roundsSeed,omitempty"`
+	Order      int    `json:"order,omitempty"`
 
 	// Provenance says where the record came from when rigor did not run it
 	// itself (rigor import).

@@ -13,6 +13,7 @@ import (
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/all"
 	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/machine"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -61,6 +62,21 @@ type Runner struct {
 	Jobs int
 	// Now is the clock (tests fix it); nil means time.Now.
 	Now func() time.Time
+	// BusyShare is the share of the cores other processes may take while
+	// the engine runs before the record warns that the machine was busy;
+	// 0 means [machine.DefaultBusyShare].
+	BusyShare float64
+}
+
+// BusyWarning starts the warning a record carries when the machine was
+// busy while its engine ran.
+const BusyWarning = "busy machine: "
+
+func (r *Runner) busyShare() float64 {
+	if r.BusyShare > 0 {
+		return r.BusyShare
+	}
+	return machine.DefaultBusyShare
 }
 
 func (r *Runner) now() time.Time {
@@ -266,49 +282,10 @@ func sweptNames(points []*spec.Point) []string {
 
 // Run executes the points of a prepared experiment, calling sink with each
 // record as soon as it exists. Interrupted runs are recorded too. It
-// returns the context's error when the user interrupted it.
+// returns the context's error when the user interrupted it. It is
+// [Runner.RunRounds] with one experiment and one round.
 func (r *Runner) Run(ctx context.Context, prep *Prepared, points []*spec.Point, sink Sink) error {
-	e, err := all.Get(prep.Experiment.Spec.Engine.Family)
-	if err != nil {
-		return err
-	}
-	groups := Groups(e, points)
-	// Scratch directories of runs whose rigor was killed are removed.
-	if removed, _, _ := CleanScratch(r.Cache); len(removed) > 0 {
-		r.say("removed %d scratch %s left by a rigor that did not finish", len(removed), plural(len(removed), "directory", "directories"))
-	}
-	started := r.now()
-	done := 0
-	total := len(points)
-	for gi, g := range groups {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		label := g.points[0].ID
-		if g.combined != nil {
-			label = fmt.Sprintf("%s (%d points in one %s process)", prep.Experiment.ID, len(g.points), benchName(e, g.combined))
-		}
-		eta := ""
-		if done > 0 {
-			per := r.now().Sub(started) / time.Duration(done)
-			eta = fmt.Sprintf(", ETA %s", (per * time.Duration(total-done)).Round(time.Second))
-		}
-		r.say("[%d/%d] %s%s", gi+1, len(groups), label, eta)
-		runs, err := r.runGroup(ctx, e, prep, g)
-		if err != nil {
-			return err
-		}
-		for _, pr := range runs {
-			if err := sink(pr); err != nil {
-				return err
-			}
-		}
-		done += len(g.points)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-	return nil
+	return r.RunRounds(ctx, []Item{{Prep: prep, Points: points}}, Rounds{}, sink)
 }
 
 // benchName is the name of the bench process of a point's plan.
@@ -365,8 +342,15 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		ready = time.Duration(x.Spec.Engine.RPC.ReadyTimeoutSeconds) * time.Second
 	}
 	logDir := filepath.Join(runDir, "logs")
+	// The machine's state around the engine's processes. They are rigor's
+	// children and Execute reaps them all before it returns, so their CPU
+	// time (and that of what they reaped) is in rigor's own cutime and
+	// cstime, which the sampler counts as the engine's: their pids are not
+	// passed, or their time would count twice.
+	sampler := machine.Start(ctx, nil)
 	out, err := Execute(ctx, Options{Plan: plan, Env: env, Dir: runDir, LogDir: logDir, Timeout: timeout,
 		ReadyTimeout: ready, Grace: r.Grace, Progress: r.Progress})
+	state := sampler.Stop()
 	if err != nil {
 		return nil, err
 	}
@@ -398,6 +382,10 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		rec.Status, rec.Error, rec.LogTail = verdict.Status, verdict.Error, verdict.LogTail
 		rec.Warnings = append(rec.Warnings, verdict.Warnings...)
 		rec.Metrics = verdict.Metrics
+		rec.Machine = state
+		if busy, why := state.Busy(r.busyShare()); busy {
+			rec.Warnings = append(rec.Warnings, BusyWarning+why)
+		}
 		if g.combined != nil {
 			rec.Warnings = append(rec.Warnings, fmt.Sprintf("ran as one %s process with %d points (swept %s); the raw output holds every point's rows",
 				plan.Processes[len(plan.Processes)-1].Name, len(g.points), strings.Join(sweptNames(g.points), ", ")))
