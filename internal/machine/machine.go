@@ -218,7 +218,9 @@ func (s *Sampler) Stop() *State {
 		}
 		s.state.EngineCPUSeconds = round(eng, 2)
 		if ok && s.haveCPU && wall > 0 {
-			other := max(busy1-s.busy0-eng, 0)
+			// /proc/stat counts in clock ticks: over a short run the
+			// difference may exceed what the cores could do; it is capped.
+			other := min(max(busy1-s.busy0-eng, 0), float64(max(s.state.Cores, 1))*wall)
 			s.state.OtherCPUSeconds = round(other, 2)
 			oc := round(other/wall, 2)
 			s.state.OtherCores = &oc
