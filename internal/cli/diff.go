@@ -35,6 +35,7 @@ type diffCmd struct {
 	Incomplete       bool           `help:"Also use the samples of crashed, timed-out and interrupted runs."`
 	Detect           string         `placeholder:"PERCENT" help:"Say how many runs per side would detect a change of PERCENT (e.g. 2%) at the noise observed." env:"RIGOR_DETECT"`
 	Color            string         `enum:"auto,always,never" default:"auto" help:"Colour the verdicts: auto (on a terminal, unless NO_COLOR is set), always or never." env:"RIGOR_COLOR"`
+	Verbose          bool           `short:"v" help:"List every model file whose hash or size differs (by default they are one line: N files differ)."`
 }
 
 func (diffCmd) Help() string {
@@ -363,7 +364,7 @@ func (c *diffCmd) Run(e *env) error {
 	case "html":
 		err = reportsite.DiffPage(e.stdout, rep, reportsite.DiffOptions{Version: Version})
 	default:
-		err = compare.WriteTextOptions(e.stdout, rep, compare.TextOptions{Width: textWidth(e.stdout), Color: useColor(c.Color, e.stdout)})
+		err = compare.WriteTextOptions(e.stdout, rep, compare.TextOptions{Width: textWidth(e.stdout), Color: useColor(c.Color, e.stdout), Verbose: c.Verbose})
 	}
 	if err != nil {
 		return err

@@ -199,10 +199,8 @@ var docFields = map[string]bool{"description": true, "notes": true, "labels": tr
 func flattenValue(path string, v any, out *[]leaf) {
 	switch x := v.(type) {
 	case map[string]any:
-		if len(x) == 0 {
-			*out = append(*out, leaf{path, "{}"})
-			return
-		}
+		// An empty object is no configuration: env: {} on one side and no
+		// env on the other is not a change.
 		for k, e := range x {
 			flattenValue(joinKey(path, k), e, out)
 		}
@@ -437,10 +435,14 @@ func diffConfigs(a, b config, keep func(section string) bool) []Change {
 	for i < len(a) || j < len(b) {
 		switch {
 		case j == len(b) || (i < len(a) && less(a[i].path, b[j].path) < 0):
-			add(a[i].path, &a[i].value, nil)
+			if !emptyLeaf(a[i].value) {
+				add(a[i].path, &a[i].value, nil)
+			}
 			i++
 		case i == len(a) || less(a[i].path, b[j].path) > 0:
-			add(b[j].path, nil, &b[j].value)
+			if !emptyLeaf(b[j].value) {
+				add(b[j].path, nil, &b[j].value)
+			}
 			j++
 		default:
 			if a[i].value != b[j].value {
@@ -452,6 +454,10 @@ func diffConfigs(a, b config, keep func(section string) bool) []Change {
 	}
 	return out
 }
+
+// emptyLeaf reports whether a leaf holds nothing (an empty list, null):
+// against an absent leaf it is no change.
+func emptyLeaf(v string) bool { return v == "[]" || v == "null" }
 
 func sectionRank(s string) int {
 	switch s {

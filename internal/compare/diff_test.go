@@ -214,8 +214,8 @@ func TestConfigDiff(t *testing.T) {
 	for _, c := range rep.Config {
 		got = append(got, c.String())
 	}
+	// An empty env on one side is no change: only the variables set are.
 	want := []string{
-		`env: {} → (absent)`,
 		`env."A B": (absent) → "x"`,
 		`env.FOO: (absent) → "1"`,
 		`extraArgs: ["-no-mmad","0"] → ["-no-mmad","1"]`,
@@ -224,6 +224,45 @@ func TestConfigDiff(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("config diff:\n got %q\nwant %q", got, want)
+	}
+
+	// Empty on one side and absent on the other, in every shape: nothing.
+	c := run(`{"flags":{"nkvo":1},"env":{},"extraArgs":[],"passEnv":null}`)
+	d := run(`{"flags":{"nkvo":1}}`)
+	if rep, err := Compare(Side{"c", []results.Run{c}}, Side{"d", []results.Run{d}}, Options{}); err != nil || len(rep.Config) != 0 {
+		t.Errorf("empty against absent: %v, %v; want no changes", rep.Config, err)
+	}
+}
+
+// TestSummariseFiles: the hashes and sizes of several model files are one
+// line in text unless --verbose; one file's change stays as it is.
+func TestSummariseFiles(t *testing.T) {
+	ch := func(path string) Change {
+		return Change{Section: SectionLock, Path: path, Old: json.RawMessage(`"a"`), New: json.RawMessage(`"b"`)}
+	}
+	many := []Change{ch("flags.ub"), ch(`lock.model.files."x-1.gguf".sha256`), ch(`lock.model.files."x-1.gguf".size`),
+		ch(`lock.model.files."x-2.gguf".sha256`), ch("lock.model.files.y.sha256"), ch("lock.model.revision")}
+	var got []string
+	for _, c := range summariseFiles(many) {
+		got = append(got, c.Path)
+	}
+	want := []string{"flags.ub", "lock.model.files: 3 files differ (sha256 or size; --verbose lists each)", "lock.model.revision"}
+	if !slices.Equal(got, want) {
+		t.Errorf("summarised:\n got %q\nwant %q", got, want)
+	}
+	one := []Change{ch(`lock.model.files."x.gguf".sha256`), ch(`lock.model.files."x.gguf".size`)}
+	if got := summariseFiles(one); len(got) != 2 {
+		t.Errorf("one file: %v, want its changes as they are", got)
+	}
+	var b strings.Builder
+	WriteTextOptions(&b, &Report{Config: many}, TextOptions{})
+	if !strings.Contains(b.String(), "\n  lock.model.files: 3 files differ (sha256 or size; --verbose lists each)\n") {
+		t.Errorf("text:\n%s", b.String())
+	}
+	b.Reset()
+	WriteTextOptions(&b, &Report{Config: many}, TextOptions{Verbose: true})
+	if !strings.Contains(b.String(), `lock.model.files."x-2.gguf".sha256: "a" → "b"`) {
+		t.Errorf("verbose text:\n%s", b.String())
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -432,6 +433,62 @@ type TextOptions struct {
 	// Color colours the verdicts (better green, worse red). The caller
 	// decides: a terminal, and NO_COLOR unset.
 	Color bool
+	// Verbose lists every model file's hash and size change; by default
+	// they are one line, "lock.model.files: 3 files differ".
+	Verbose bool
+}
+
+// filesPrefix is the path of the model files' leaves in a configuration.
+const filesPrefix = "lock.model.files."
+
+// summariseFiles replaces the changes of more than one model file (each
+// file's sha256 and size) with one change that counts the files, placed
+// where the first of them was.
+func summariseFiles(changes []Change) []Change {
+	files := map[string]bool{}
+	var points []string
+	for _, c := range changes {
+		if rest, ok := strings.CutPrefix(c.Path, filesPrefix); ok {
+			files[fileOfLeaf(rest)] = true
+			for _, p := range c.Points {
+				if !slices.Contains(points, p) {
+					points = append(points, p)
+				}
+			}
+		}
+	}
+	if len(files) < 2 {
+		return changes
+	}
+	var out []Change
+	done := false
+	for _, c := range changes {
+		if !strings.HasPrefix(c.Path, filesPrefix) {
+			out = append(out, c)
+			continue
+		}
+		if !done {
+			// A change with neither side is a line of its own.
+			out = append(out, Change{Section: c.Section, Points: points,
+				Path: fmt.Sprintf("lock.model.files: %d files differ (sha256 or size; --verbose lists each)", len(files))})
+			done = true
+		}
+	}
+	return out
+}
+
+// fileOfLeaf returns the file key of a leaf path under lock.model.files:
+// a quoted name ("x.gguf".sha256) or a plain one (x.sha256).
+func fileOfLeaf(rest string) string {
+	if strings.HasPrefix(rest, `"`) {
+		if s, err := strconv.QuotedPrefix(rest); err == nil {
+			return s
+		}
+	}
+	if i := strings.LastIndexByte(rest, '.'); i > 0 {
+		return rest[:i]
+	}
+	return rest
 }
 
 // WriteText writes the report as aligned text for a terminal of the given
@@ -454,8 +511,15 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 		b.WriteString("Configuration: no differences\n")
 	} else {
 		b.WriteString("Configuration (A → B):\n")
-		for _, c := range r.Config {
+		config := r.Config
+		if !opts.Verbose {
+			config = summariseFiles(config)
+		}
+		for _, c := range config {
 			line := c.Path + ": " + showValue(c.Old, 12) + " → " + showValue(c.New, 12)
+			if c.Old == nil && c.New == nil {
+				line = c.Path
+			}
 			if len(c.Points) > 0 {
 				line += "  [" + strings.Join(c.Points, ", ") + "]"
 			}
