@@ -8,13 +8,13 @@ import (
 	"sort"
 	"strings"
 
-	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/format"
 	cuejson "cuelang.org/go/encoding/json"
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/all"
+	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -46,9 +46,12 @@ type showPoint struct {
 }
 
 type showOut struct {
-	ID       string      `json:"id"`
-	Requires string      `json:"requires,omitempty"`
-	Points   []showPoint `json:"points"`
+	ID       string `json:"id"`
+	Requires string `json:"requires,omitempty"`
+	// SpecDigest is the experiment's digest as its lockfile pins it: every
+	// point's configuration and #requires.
+	SpecDigest string      `json:"specDigest"`
+	Points     []showPoint `json:"points"`
 }
 
 // findOne loads the module and returns the experiment and points an id
@@ -130,11 +133,8 @@ func (c *showCmd) Run(e *env) error {
 		return err
 	}
 	out := showOut{ID: x.ID}
-	if x.Requires.Exists() {
-		lines := formatConstraints(x.Requires, "")
-		sort.Strings(lines)
-		out.Requires = strings.Join(lines, "\n")
-	}
+	out.Requires = strings.Join(x.RequiresLines, "\n")
+	out.SpecDigest = lock.SpecDigest(x)
 	for _, p := range points {
 		plan, err := all.Plan(p, engine.Inputs{})
 		if err != nil {
@@ -162,7 +162,7 @@ func (c *showCmd) Run(e *env) error {
 					fmt.Fprintf(w, "#requires: %s\n", line)
 				}
 			}
-			fmt.Fprintf(w, "\n# plan (spec digest %s)\n", sp.Digest)
+			fmt.Fprintf(w, "\n# plan (spec digest %s, as the lockfile pins it)\n", out.SpecDigest)
 		}
 		writePlan(w, sp.Plan)
 	}
@@ -206,36 +206,6 @@ func formatJSON(b []byte) string {
 		return string(b)
 	}
 	return strings.TrimSpace(string(out))
-}
-
-// formatConstraints renders the regular fields of a constraint struct such
-// as #requires as `path: constraint` lines.
-func formatConstraints(v cue.Value, prefix string) []string {
-	it, err := v.Fields()
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for it.Next() {
-		name := prefix + it.Selector().String()
-		fv := it.Value()
-		if fv.IncompleteKind() == cue.StructKind {
-			out = append(out, formatConstraints(fv, name+".")...)
-			continue
-		}
-		if fv.IsConcrete() {
-			if j, err := fv.MarshalJSON(); err == nil {
-				out = append(out, name+": "+string(j))
-				continue
-			}
-		}
-		b, err := format.Node(fv.Syntax(cue.Docs(false), cue.Attributes(false)))
-		if err != nil {
-			continue
-		}
-		out = append(out, name+": "+strings.TrimSpace(string(b)))
-	}
-	return out
 }
 
 // pruneEmpty drops fields whose value is an empty list or struct.

@@ -189,6 +189,12 @@ func SpecDigest(x *spec.Experiment) string {
 		h.Write(p.CanonicalJSON)
 	}
 	h.Write([]byte("]"))
+	// #requires is part of what a lock pins: the same flags on a machine
+	// the experiment no longer asks for are another experiment. (An
+	// experiment without #requires keeps the digest it always had.)
+	if len(x.RequiresLines) > 0 {
+		h.Write([]byte("\n#requires\n" + strings.Join(x.RequiresLines, "\n")))
+	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 

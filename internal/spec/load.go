@@ -109,6 +109,10 @@ type Experiment struct {
 	Points []*Point
 	// Requires is the #requires constraint value.
 	Requires cue.Value
+	// RequiresLines are the #requires constraints as sorted "path: constraint"
+	// lines, kept after the values are released; lockfiles' spec digest
+	// covers them ([RequiresLines]).
+	RequiresLines []string
 	// Broken is true when the experiment has problems; its Spec and Points
 	// are then incomplete.
 	Broken bool
@@ -469,6 +473,9 @@ func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *
 		}
 		e.Value = ev
 		e.Requires = ev.LookupPath(cue.MakePath(cue.Def("requires")))
+		if e.Requires.Exists() {
+			e.RequiresLines = RequiresLines(e.Requires)
+		}
 		before := col.count()
 		if err := ev.Validate(cue.Concrete(true)); err != nil {
 			col.addCUE(pkg, id, err, s, &ev, e.Pos)
