@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,8 +29,10 @@ func (showCmd) Help() string {
 	return `Prints the effective configuration of an experiment or point (after
 unification and defaults), its #requires, and the exact plan a run would
 execute: every process (rpc-server workers, then the bench), its argv, its
-environment and its working directory. Paths that only a lock or a build
-can fill are shown as placeholders: <engine>, <locked commit>, <run>.
+environment and its working directory. Once the experiment is locked, the
+model's path is the locked one and the engine's is its cached build or
+install, when there is one; paths only a lock, a build or a run can fill
+are shown as placeholders: <engine>, <synthetic model>, <run>.
 
 Examples:
   rigor show minimax-m27-b70/baseline
@@ -128,15 +131,16 @@ func samePoint(p *spec.Point, id string) bool {
 }
 
 func (c *showCmd) Run(e *env) error {
-	_, x, points, err := e.findOne(c.ID)
+	set, x, points, err := e.findOne(c.ID)
 	if err != nil {
 		return err
 	}
+	in := e.lockedInputs(set.Root, x)
 	out := showOut{ID: x.ID}
 	out.Requires = strings.Join(x.RequiresLines, "\n")
 	out.SpecDigest = lock.SpecDigest(x)
 	for _, p := range points {
-		plan, err := all.Plan(p, engine.Inputs{})
+		plan, err := all.Plan(p, in)
 		if err != nil {
 			var re *engine.ReservedArgError
 			if errors.As(err, &re) {
@@ -164,9 +168,30 @@ func (c *showCmd) Run(e *env) error {
 			}
 			fmt.Fprintf(w, "\n# plan (spec digest %s, as the lockfile pins it)\n", out.SpecDigest)
 		}
+		if in.Model != "" && in.BinDir == "" {
+			fmt.Fprintf(w, "# <engine> is built or installed by the first run (rigor build prepares it)\n")
+		}
 		writePlan(w, sp.Plan)
 	}
 	return nil
+}
+
+// lockedInputs returns the paths a run of x would use, as far as they are
+// known without building, installing or fetching: the locked model and
+// an engine already in the cache. Nothing when x has no current lock (the
+// plan then shows placeholders).
+func (e *env) lockedInputs(root string, x *spec.Experiment) engine.Inputs {
+	f, err := lock.Read(root, x.Package)
+	if err != nil {
+		return engine.Inputs{}
+	}
+	entry := f.Experiments[x.ID]
+	if entry == nil || entry.SpecDigest != lock.SpecDigest(x) {
+		return engine.Inputs{}
+	}
+	r := e.runner(root)
+	r.Offline = true
+	return r.CachedInputs(context.Background(), x, entry)
 }
 
 // writePlan prints each process as a shell line people can read and copy.
