@@ -157,9 +157,13 @@ func (c *runCmd) Run(e *env) error {
 		prev, _, _ := store.Latest(results.Filter{Experiment: ex.x.ID})
 		previous = append(previous, prev...)
 	}
-	if !c.NoCommit {
-		for _, ex := range xs {
-			warnUncommitted(e, store, root, ex.x)
+	// Records made from an experiment or lock that no commit holds say
+	// so: months later, that is what makes a rerun impossible.
+	dirty := map[string][]string{}
+	for _, ex := range xs {
+		dirty[ex.x.ID] = uncommittedFiles(store, root, ex.x)
+		if !c.NoCommit {
+			warnUncommitted(e, dirty[ex.x.ID])
 		}
 	}
 
@@ -227,6 +231,9 @@ func (c *runCmd) Run(e *env) error {
 	failed := 0
 	var commitErr error
 	sink := func(pr *run.PointRun) error {
+		if files := dirty[pr.Record.Experiment]; len(files) > 0 {
+			pr.Record.Dirty, pr.Record.DirtyFiles = true, files
+		}
 		path, err := store.Write(pr.Record, pr.Raw)
 		if err != nil {
 			// Nothing measured is lost: the record goes to the fallback
@@ -330,20 +337,35 @@ func commitMessage(runs []*results.Run, id string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
+// uncommittedFiles returns the files of the experiment's package and its
+// lockfile that differ from the last commit, relative to the module root.
+func uncommittedFiles(store *results.Store, root string, x *spec.Experiment) []string {
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(x.Pos.Filename()), "*.cue"))
+	files = append(files, lock.Path(root, x.Package))
+	var present []string
+	for _, f := range files {
+		if _, err := os.Stat(f); err == nil {
+			present = append(present, f)
+		}
+	}
+	dirty, err := store.Uncommitted(present)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range dirty {
+		out = append(out, filepath.ToSlash(relTo(f, root)))
+	}
+	return out
+}
+
 // warnUncommitted warns when the experiment's package or its lockfile
 // differs from the last commit: the records would name a spec and a lock
 // that no commit holds, and a Slurm job or a colleague could not check
 // them out.
-func warnUncommitted(e *env, store *results.Store, root string, x *spec.Experiment) {
-	files, _ := filepath.Glob(filepath.Join(filepath.Dir(x.Pos.Filename()), "*.cue"))
-	files = append(files, lock.Path(root, x.Package))
-	dirty, err := store.Uncommitted(files)
-	if err != nil || len(dirty) == 0 {
+func warnUncommitted(e *env, names []string) {
+	if len(names) == 0 {
 		return
-	}
-	var names []string
-	for _, f := range dirty {
-		names = append(names, filepath.ToSlash(relTo(f, e.wd)))
 	}
 	fmt.Fprintf(e.stderr, "rigor: warning: %s %s not committed: the records will name a spec or lock that no commit holds\n",
 		strings.Join(names, ", "), plural(len(names), "is", "are"))

@@ -103,6 +103,12 @@ type Run struct {
 	// Files lists the raw outputs kept beside the record
 	// (stdout, stderr, worker logs), relative to the record's directory.
 	Files []string `json:"files,omitempty"`
+	// Dirty is true when the experiment's files or its lockfile differed
+	// from the last commit when the run was made; DirtyFiles names them
+	// (module-relative). A rerun months later cannot check that version
+	// out.
+	Dirty      bool     `json:"dirty,omitempty"`
+	DirtyFiles []string `json:"dirtyFiles,omitempty"`
 }
 
 // Provenance records an imported run's origin.
