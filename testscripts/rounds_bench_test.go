@@ -178,8 +178,10 @@ b: _base
 				differedWarned++
 			}
 		}
-		t.Logf("%2d one run a side: hog %.0f%% vs %.0f%% of the run, other cores %.2f vs %.2f, machine warning %v: %s",
-			i+1, 100*hogA, 100*hogB, *recA.Machine.OtherCores, *recB.Machine.OtherCores, machineWarning, strings.Join(vs, "; "))
+		t.Logf("%2d one run a side: hog %.0f%% vs %.0f%% of the run, other cores %.2f vs %.2f, engine+rigor CPU %.2f vs %.2f of the wall, machine warning %v: %s",
+			i+1, 100*hogA, 100*hogB, *recA.Machine.OtherCores, *recB.Machine.OtherCores,
+			recA.Machine.EngineCPUSeconds/recA.Machine.WallSeconds, recB.Machine.EngineCPUSeconds/recB.Machine.WallSeconds,
+			machineWarning, strings.Join(vs, "; "))
 
 		// Five rounds, in one invocation.
 		run("rigor", "run", "aa/a", "aa/b", "--rounds", "5", "--no-commit")

@@ -431,7 +431,8 @@ func (c *runCmd) dryRun(e *env, root string, x *spec.Experiment, points []*spec.
 		if i > 0 {
 			fmt.Fprintln(e.stdout)
 		}
-		plan, err := all.Plan(p, in)
+		wp, _ := run.Warmup(p)
+		plan, err := all.Plan(wp, in)
 		if err != nil {
 			return err
 		}

@@ -201,6 +201,9 @@ type Metric struct {
 	// Stddev as reported by the engine, when it reports one.
 	Stddev  float64   `json:"stddev,omitempty"`
 	Samples []float64 `json:"samples,omitempty"`
+	// WarmupSamples are the repetitions run before Samples and discarded
+	// (bench.warmup); no statistic uses them.
+	WarmupSamples []float64 `json:"warmupSamples,omitempty"`
 	// Derived explains how rigor computed a metric the engine does not
 	// report directly.
 	Derived string `json:"derived,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -321,6 +322,7 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 	}
 	in := prep.Inputs
 	in.RunDir = runDir
+	point, warm := Warmup(point)
 	plan, err := e.Plan(point, in)
 	if err != nil {
 		return nil, fmt.Errorf("planning %s: %w", point.ID, err)
@@ -394,6 +396,10 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 				rec.Status = results.StatusFailed
 				rec.Error = "the engine printed no rows for this point"
 			}
+		}
+		if warm > 0 {
+			rec.Metrics = slices.Clone(rec.Metrics)
+			rec.Warnings = append(rec.Warnings, dropWarmup(rec.Metrics, warm, repetitions(p))...)
 		}
 		files := make([]string, 0, len(raw))
 		for name := range raw {

@@ -1,8 +1,11 @@
 package run
 
 import (
+	"math"
 	"slices"
 	"testing"
+
+	"github.com/rigorbench/rigor/internal/results"
 )
 
 func TestOrder(t *testing.T) {
@@ -39,4 +42,25 @@ func fmtInts(v []int) string {
 		b = append(b, byte('0'+x))
 	}
 	return string(b)
+}
+
+func TestDropWarmup(t *testing.T) {
+	ms := []results.Metric{
+		{Name: "tokSOut", Test: "tg8", Value: 5, Samples: []float64{1, 2, 4, 6}},
+		{Name: "engineTokSOut", Test: "tg8", Value: 3},
+		{Name: "tokSPrompt", Test: "pp16", Value: 2, Samples: []float64{1, 2, 3}},
+	}
+	w := dropWarmup(ms, 2, 2)
+	if got := ms[0]; !slices.Equal(got.WarmupSamples, []float64{1, 2}) || !slices.Equal(got.Samples, []float64{4, 6}) || got.Value != 5 || math.Abs(got.Stddev-math.Sqrt2) > 1e-12 {
+		t.Errorf("tokSOut: %+v", got)
+	}
+	if ms[1].Value != 3 || ms[1].WarmupSamples != nil {
+		t.Errorf("a metric without samples changed: %+v", ms[1])
+	}
+	if len(ms[2].Samples) != 3 || ms[2].WarmupSamples != nil {
+		t.Errorf("a metric with the wrong count lost samples: %+v", ms[2])
+	}
+	if len(w) != 1 || w[0] != "bench.warmup: tokSPrompt pp16 has 3 samples, not 2 measured and 2 warm-up: none was discarded" {
+		t.Errorf("warnings: %q", w)
+	}
 }
