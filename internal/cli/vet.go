@@ -3,8 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"cuelang.org/go/cue/token"
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/all"
@@ -56,21 +59,94 @@ func unknownRunnerArgs(args []string) []string {
 
 type vetCmd struct {
 	Patterns []string `arg:"" optional:"" name:"pattern" help:"Experiment ids, packages or globs (default: all)."`
+	JSON     bool     `help:"Print the result as JSON on stdout, each problem with its file, line and column, for editors and CI."`
+}
+
+// vetPos is a position in vet --json: the file relative to the working
+// directory when inside it, line and column from 1.
+type vetPos struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+}
+
+// vetProblem is one problem in vet --json.
+type vetProblem struct {
+	vetPos
+	Experiments []string `json:"experiments,omitempty"`
+	Package     string   `json:"package,omitempty"`
+	Path        string   `json:"path,omitempty"`
+	Message     string   `json:"message"`
+	Hints       []string `json:"hints,omitempty"`
+	// Related are further positions of the problem (the other side of a
+	// conflict), most relevant first.
+	Related []vetPos `json:"related,omitempty"`
+}
+
+// vetOut is what vet --json prints.
+type vetOut struct {
+	OK          bool         `json:"ok"`
+	Experiments int          `json:"experiments"`
+	Points      int          `json:"points"`
+	Problems    []vetProblem `json:"problems"`
+}
+
+func (e *env) vetPos(p token.Pos) vetPos {
+	if !p.IsValid() {
+		return vetPos{}
+	}
+	return vetPos{File: filepath.ToSlash(relTo(p.Filename(), e.wd)), Line: p.Line(), Column: p.Column()}
+}
+
+// printVetJSON prints set's problems as JSON; an error when there are any.
+func (e *env) printVetJSON(set *spec.Set) error {
+	out := vetOut{Problems: []vetProblem{}}
+	if set != nil {
+		out.Experiments = len(set.Experiments)
+		for _, x := range set.Experiments {
+			out.Points += len(x.Points)
+		}
+		for _, p := range set.Problems {
+			vp := vetProblem{Experiments: p.IDs, Package: p.Package, Path: p.Path, Message: p.Msg, Hints: p.Hints}
+			if len(p.Pos) > 0 {
+				vp.vetPos = e.vetPos(p.Pos[0])
+				for _, r := range p.Pos[1:] {
+					vp.Related = append(vp.Related, e.vetPos(r))
+				}
+			}
+			out.Problems = append(out.Problems, vp)
+		}
+	}
+	out.OK = len(out.Problems) == 0
+	if err := e.printJSON(out); err != nil {
+		return err
+	}
+	if !out.OK {
+		return quietError{code: ExitProblems}
+	}
+	return nil
 }
 
 func (vetCmd) Help() string {
 	return `Every error of every experiment is reported once, with its file:line:col,
 and with a hint where a common mistake is recognised. One broken
 experiment never hides the others. Exit status 1 when there is any error.
+--json prints {"ok", "experiments", "points", "problems": [{"file", "line",
+"column", "experiments", "path", "message", "hints", "related"}]} on stdout
+for editors and CI, with the same exit status.
 
 Examples:
   rigor vet
   rigor vet minimax-m27-b70
-  rigor vet 'minimax-m27-b70/kv*'`
+  rigor vet 'minimax-m27-b70/kv*'
+  rigor vet --json`
 }
 
 func (c *vetCmd) Run(e *env) error {
 	set, err := e.loadSet(c.Patterns)
+	if c.JSON && (err == nil || set != nil && len(set.Problems) > 0) {
+		return e.printVetJSON(set)
+	}
 	if err != nil {
 		if set != nil && len(set.Problems) > 0 {
 			e.printProblems(e.stderr, set.Problems)
