@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rigorbench/rigor/engine/all"
 	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/machine"
@@ -426,21 +425,28 @@ func printSummary(e *env, runs []*results.Run) {
 func (c *runCmd) dryRun(e *env, root string, x *spec.Experiment, points []*spec.Point, entry *lock.Entry) error {
 	r := e.runner(root)
 	r.Offline = true
-	in := r.CachedInputs(context.Background(), x, entry)
-	for i, p := range points {
+	plans, err := r.DryPlans(context.Background(), x, entry, points)
+	if err != nil {
+		return err
+	}
+	for i, dp := range plans {
 		if i > 0 {
 			fmt.Fprintln(e.stdout)
 		}
-		wp, _ := run.Warmup(p)
-		plan, err := all.Plan(wp, in)
-		if err != nil {
-			return err
+		if len(dp.Points) > 1 {
+			var ids []string
+			for _, p := range dp.Points {
+				ids = append(ids, p.ID)
+			}
+			fmt.Fprintf(e.stdout, "# %s: %d points in one process (dry run: nothing is started)\n", x.ID, len(dp.Points))
+			fmt.Fprintf(e.stdout, "# points: %s\n", strings.Join(ids, ", "))
+		} else {
+			fmt.Fprintf(e.stdout, "# %s (dry run: nothing is started)\n", dp.Points[0].ID)
 		}
-		fmt.Fprintf(e.stdout, "# %s (dry run: nothing is started)\n", p.ID)
-		if in.BinDir == "" {
+		if !dp.Located {
 			fmt.Fprintf(e.stdout, "# <engine> is built or installed by the run\n")
 		}
-		writePlan(e.stdout, plan)
+		writePlan(e.stdout, dp.Plan)
 	}
 	return nil
 }

@@ -192,6 +192,42 @@ func (r *Runner) CachedInputs(ctx context.Context, x *spec.Experiment, entry *lo
 	return in
 }
 
+// DryPlan is one execution a run would make: the points it serves (one, or
+// a whole sweep the engine runs in one process) and the plan it starts.
+type DryPlan struct {
+	Points []*spec.Point
+	Plan   *engine.Plan
+	// Located is false when the engine is not prepared yet, so its bin
+	// directory is a placeholder.
+	Located bool
+}
+
+// DryPlans returns the executions a run of the points would make, exactly
+// as Run groups and plans them, with the paths it would use; nothing is
+// built, installed or started, and the run directory is the <run>
+// placeholder, as records write it.
+func (r *Runner) DryPlans(ctx context.Context, x *spec.Experiment, entry *lock.Entry, points []*spec.Point) ([]DryPlan, error) {
+	e, err := all.Get(x.Spec.Engine.Family)
+	if err != nil {
+		return nil, err
+	}
+	in := r.CachedInputs(ctx, x, entry)
+	var out []DryPlan
+	for _, g := range Groups(e, points) {
+		point := g.points[0]
+		if g.combined != nil {
+			point = g.combined
+		}
+		point, _ = Warmup(point)
+		plan, err := e.Plan(point, in)
+		if err != nil {
+			return nil, fmt.Errorf("planning %s: %w", point.ID, err)
+		}
+		out = append(out, DryPlan{Points: g.points, Plan: plan, Located: in.BinDir != ""})
+	}
+	return out, nil
+}
+
 // abs makes a path of the experiment absolute against the module root.
 // A bare name without a slash stays as it is (a command on PATH).
 func (r *Runner) abs(p string) string {
