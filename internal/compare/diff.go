@@ -695,6 +695,40 @@ func Compare(a, b Side, opts Options) (*Report, error) {
 			sb.order[0].label = sa.order[0].label
 		}
 	}
+	// One point against a sweep (an experiment against its swept
+	// variant): compare it with the sweep's nearest point, the one whose
+	// configuration differs least, and say so.
+	if len(pairs) == 0 && len(sa.order) > 0 && len(sb.order) > 0 && (len(sa.order) == 1) != (len(sb.order) == 1) {
+		one, many := sa, sb
+		if len(sb.order) == 1 {
+			one, many = sb, sa
+		}
+		nc := newConfigCache()
+		var best *point
+		bestN := 0
+		ps := slices.Clone(many.order)
+		slices.SortStableFunc(ps, comparePoints)
+		for _, p := range ps {
+			n := len(diffConfigs(nc.of(one.order[0].latest()), nc.of(p.latest()), onlySection(SectionSpec)))
+			if best == nil || n < bestN {
+				best, bestN = p, n
+			}
+		}
+		o := one.order[0]
+		label := cmp.Or(o.label, "(no sweep)") + " vs " + best.label
+		diffs := "differences"
+		if bestN == 1 {
+			diffs = "difference"
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s is one point and %s a sweep of %d points: compared with the sweep's nearest point %s (%d spec %s); name a point of the sweep to compare another",
+			one.label, many.label, len(many.order), best.label, bestN, diffs))
+		if one == sa {
+			pairs = append(pairs, pair{o, best})
+		} else {
+			pairs = append(pairs, pair{best, o})
+		}
+		o.label, best.label = label, label
+	}
 	slices.SortStableFunc(pairs, func(x, y pair) int { return comparePoints(x.a, y.a) })
 	matchedA, matchedB := map[*point]bool{}, map[*point]bool{}
 	for _, pr := range pairs {
@@ -807,7 +841,7 @@ func Compare(a, b Side, opts Options) (*Report, error) {
 		rep.Warnings = append(rep.Warnings, outlierWarnings(&t, rep.A.Label, rep.B.Label)...)
 		rep.Tables = append(rep.Tables, t)
 	}
-	rep.Notes = unitNotes(rep)
+	rep.Notes = append(rep.Notes, unitNotes(rep)...)
 	rep.Warnings = append(rep.Warnings, machineWarnings(sa, sb)...)
 
 	if opts.Strict {
