@@ -125,6 +125,16 @@ func Execute(ctx context.Context, opts Options) (*Outcome, error) {
 
 	n := len(opts.Plan.Processes)
 	for i, pp := range opts.Plan.Processes {
+		// A worker's port must be free: readiness must mean that our
+		// worker listens, never a stranger that held the port already.
+		if pp.ReadyAddr != "" {
+			if err := portFree(pp.Name, pp.ReadyAddr); err != nil {
+				out.How, out.Err = WorkerFailed, err
+				out.End = time.Now().UTC()
+				out.Logs = logNames(procs)
+				return out, nil
+			}
+		}
 		p, err := start(pp, opts)
 		if err != nil {
 			out.How, out.Err = WorkerFailed, err
