@@ -22,7 +22,7 @@ var engines = map[string]engine.Engine{
 	spec.FamilyLlamaCpp:   serve.Engine{Bench: llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, Server: serve.LlamaServer{}},
 	spec.FamilyIkLlamaCpp: serve.Engine{Bench: llamacpp.Engine{Fork: spec.FamilyIkLlamaCpp}, Server: serve.LlamaServer{}},
 	spec.FamilyVLLM:       serve.Engine{Bench: vllm.Engine{}, Server: serve.VllmServer{}},
-	spec.FamilyNodeLlama:  serve.Engine{Bench: nodellama.Engine{}, Server: serve.Unsupported{Why: "rigor's node runner does not serve OpenAI endpoints yet"}},
+	spec.FamilyNodeLlama:  serve.Engine{Bench: nodellama.Engine{}, Server: serve.NodeServer{}},
 }
 
 // Get returns the engine of a family.

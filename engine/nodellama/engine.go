@@ -64,7 +64,7 @@ func prepared(ctx context.Context, req engine.Request, inst *Installation) (*eng
 	p.Engine.Version = inst.Version
 	p.Engine.BuildID = inst.Key
 	p.Toolchain = map[string]string{"node": inst.NodeVersion}
-	names := append([]string{RunnerFile}, NativeFiles(inst.Dir, inst.Platform)...)
+	names := append([]string{RunnerFile, ServeFile}, NativeFiles(inst.Dir, inst.Platform)...)
 	sums, err := engine.HashBinaries(ctx, req.Cache, inst.Dir, names...)
 	if err != nil {
 		return nil, err

@@ -337,6 +337,9 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 	if err := writeFileAtomic(filepath.Join(tmp, RunnerFile), runnerJS); err != nil {
 		return nil, fmt.Errorf("installing node-llama-cpp: writing the runner: %w", err)
 	}
+	if err := writeFileAtomic(filepath.Join(tmp, ServeFile), serveJS); err != nil {
+		return nil, fmt.Errorf("installing node-llama-cpp: writing the server: %w", err)
+	}
 	if err := os.Rename(tmp, dir); err != nil {
 		// Another rigor may have finished the same install meanwhile.
 		if _, merr := readMarker(dir); merr == nil && checkFiles(dir, opts.Version, platform) == "" {
@@ -433,14 +436,17 @@ func NativeFiles(dir, platform string) []string {
 	return out
 }
 
-// ensureRunner rewrites the runner when it differs from this rigor's.
+// ensureRunner rewrites the runner and the server when they differ from
+// this rigor's.
 func ensureRunner(dir string) error {
-	p := filepath.Join(dir, RunnerFile)
-	if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, runnerJS) {
-		return nil
-	}
-	if err := writeFileAtomic(p, runnerJS); err != nil {
-		return fmt.Errorf("writing the runner: %w", err)
+	for name, src := range map[string][]byte{RunnerFile: runnerJS, ServeFile: serveJS} {
+		p := filepath.Join(dir, name)
+		if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, src) {
+			continue
+		}
+		if err := writeFileAtomic(p, src); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
 	}
 	return nil
 }

@@ -11,6 +11,15 @@ import (
 //go:embed runner/rigor-bench.mjs
 var runnerJS []byte
 
+// serveJS is the OpenAI-compatible server of serve experiments, written
+// into every install as [ServeFile].
+//
+//go:embed runner/rigor-serve.mjs
+var serveJS []byte
+
+// ServeFile is the server's file name inside the engine install.
+const ServeFile = "rigor-serve.mjs"
+
 // Runner returns the bench runner's source (JavaScript, an ES module).
 func Runner() []byte { return append([]byte(nil), runnerJS...) }
 

@@ -86,6 +86,9 @@ func Judge(f engine.Finished) engine.Verdict {
 			v.Metrics = append(v.Metrics, results.Metric{Name: l.name + "Median", Test: Test, Unit: metricname.Ms, Direction: results.LowerIsBetter, Value: x})
 		}
 		for _, p := range r.Percentiles {
+			if p == 50 {
+				continue // the median, above
+			}
 			if x, ok := r.Stats["p"+loadgen.PercentileName(p)+"_"+l.key+"_ms"]; ok {
 				v.Metrics = append(v.Metrics, results.Metric{Name: l.name + "P" + loadgen.PercentileName(p), Test: Test, Unit: metricname.Ms, Direction: results.LowerIsBetter, Value: x})
 			}

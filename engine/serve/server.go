@@ -9,6 +9,7 @@ import (
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/llamacpp"
+	"github.com/rigorbench/rigor/engine/nodellama"
 	"github.com/rigorbench/rigor/engine/vllm"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -106,6 +107,40 @@ func (VllmServer) Processes(p *spec.Point, in engine.Inputs, bench engine.Engine
 	}
 	argv = append(argv, s.ExtraArgs...)
 	return []engine.Process{{Role: "server", Name: "vllm-serve", Argv: argv, Env: engine.Env(s.Env), PassEnv: s.PassEnv}}, nil
+}
+
+// NodeServer is rigor's OpenAI-compatible server over node-llama-cpp
+// (engine/nodellama's rigor-serve.mjs, installed beside the bench runner).
+type NodeServer struct{}
+
+// Prepare installs node-llama-cpp as for the bench runner; the install
+// holds the server.
+func (NodeServer) Prepare(ctx context.Context, bench engine.Engine, req engine.Request) (*engine.Prepared, error) {
+	p, err := bench.Prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := p.Binaries[nodellama.ServeFile]; !ok {
+		return nil, fmt.Errorf("%s: the node-llama-cpp install in %s has no %s", req.Experiment.ID, p.BinDir, nodellama.ServeFile)
+	}
+	return p, nil
+}
+
+// Processes is `node rigor-serve.mjs --model M --host H --port P` with the
+// server's flags.
+func (NodeServer) Processes(p *spec.Point, in engine.Inputs, bench engine.Engine, c Config) ([]engine.Process, error) {
+	s := p.Spec
+	model := in.Model
+	if model == "" {
+		model = engine.ModelPath(s.Model, "")
+	}
+	argv := []string{"node", in.Bin(nodellama.ServeFile), "--model", model, "--host", c.Host, "--port", fmt.Sprint(c.Port)}
+	for _, a := range p.Flags {
+		argv = append(argv, a.Argv()...)
+	}
+	argv = append(argv, s.ExtraArgs...)
+	return []engine.Process{{Role: "server", Name: "node-llama-cpp-server", Argv: argv, Env: engine.Env(s.Env),
+		PassEnv: s.PassEnv, ReadyAddr: c.Addr()}}, nil
 }
 
 // Unsupported is a family that cannot serve yet.

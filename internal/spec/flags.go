@@ -71,7 +71,7 @@ var familyDefs = map[string][2]string{
 	ServePrefix + FamilyLlamaCpp:   {"#LlamaServerFlags", "#Workload"},
 	ServePrefix + FamilyIkLlamaCpp: {"#IkLlamaServerFlags", "#Workload"},
 	ServePrefix + FamilyVLLM:       {"#VllmFlags", "#Workload"},
-	ServePrefix + FamilyNodeLlama:  {"#NodeLlamaFlags", "#Workload"},
+	ServePrefix + FamilyNodeLlama:  {"#NodeLlamaServerFlags", "#Workload"},
 }
 
 // flagTable reads the flag definitions of a schema definition.
