@@ -72,6 +72,12 @@ func Compare(a, b *State) []string {
 	if a.OtherCores != nil && b.OtherCores != nil && (busyA != busyB || abs(*a.OtherCores-*b.OtherCores) > DefaultBusyShare*float64(cores)) {
 		out = append(out, "other processes took "+num(*a.OtherCores)+" vs "+num(*b.OtherCores)+" cores while the engine ran")
 	}
+	// On a saturated machine other processes' share stays pinned near the
+	// cores whatever else starts, and the CPU time the engine's processes
+	// got per second is the figure that moves with the contention.
+	if ea, eb := engineCores(a), engineCores(b); ea > 0 && eb > 0 && (busyA || busyB) && max(ea, eb) > 2*min(ea, eb) {
+		out = append(out, "the engine got "+num2(ea)+" vs "+num2(eb)+" cores of CPU time while it ran")
+	}
 	if la == nil || lb == nil {
 		return out
 	}
@@ -224,6 +230,18 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// engineCores is the CPU time the engine's processes (and rigor) got per
+// second of the run, in cores; 0 when not measured.
+func engineCores(st *State) float64 {
+	if st.WallSeconds <= 0 || st.EngineCPUSeconds <= 0 {
+		return 0
+	}
+	return st.EngineCPUSeconds / st.WallSeconds
+}
+
+// num2 formats a share of a core with two decimals.
+func num2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
 // num formats a load or a core count with one decimal.
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }

@@ -178,6 +178,17 @@ func TestCompare(t *testing.T) {
 	if got := Compare(quiet, nil); got != nil {
 		t.Errorf("one side unrecorded: got %q", got)
 	}
+	// A saturated machine: other processes took nearly every core on both
+	// sides, and the engine got a quarter of the CPU time on one side.
+	sat := func(other, engine float64) *State {
+		return &State{Cores: 2, OtherCores: f(other), WallSeconds: 10, EngineCPUSeconds: engine * 10, Peak: &Sample{Load1: 12}}
+	}
+	if got, want := Compare(sat(1.4, 0.53), sat(1.85, 0.13)), []string{"the engine got 0.53 vs 0.13 cores of CPU time while it ran"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("saturated: got %q, want %q", got, want)
+	}
+	if got := Compare(sat(1.4, 0.53), sat(1.5, 0.4)); got != nil {
+		t.Errorf("saturated alike: got %q", got)
+	}
 	// a record without accounting is judged on the load before it
 	if b, why := (&State{Cores: 2, Before: &Sample{Load1: 4}}).Busy(0.25); !b || why != "load 4.0 on 2 cores before the run" {
 		t.Errorf("load only: got %v %q", b, why)
