@@ -89,6 +89,8 @@ func TestReadmeTourParse(t *testing.T) {
 // runs, real commits. It needs node and npm (CI installs them: there it
 // fails without them).
 func TestReadmeTour(t *testing.T) {
+	// Beside the other scripts, not before them.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the tour installs node-llama-cpp and runs it: not in -short")
 	}

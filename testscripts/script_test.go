@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	cuecmd "cuelang.org/go/cmd/cue/cmd"
@@ -74,9 +75,32 @@ func setup(repo string) func(env *testscript.Env) error {
 				env.Setenv(k, v)
 			}
 		}
+		if os.Getenv("npm_config_cache") == "" {
+			if dir := npmCache(); dir != "" {
+				env.Setenv("npm_config_cache", dir)
+			}
+		}
 		return nil
 	}
 }
+
+// npmCache is npm's download cache shared by every script (and kept
+// between runs, as Go's build cache is): the scripts that install
+// node-llama-cpp from the registry download its ~70 MB once. npm checks
+// each tarball against its integrity, and each script still installs into
+// its own RIGOR_CACHE, so sharing couples nothing. "" when there is no
+// user cache directory.
+var npmCache = sync.OnceValue(func() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Join(base, "rigor-test", "npm")
+	if os.MkdirAll(dir, 0o755) != nil {
+		return ""
+	}
+	return dir
+})
 
 // npmEnv reports whether a variable configures how npm and node reach the
 // registry (certificates, proxies, npm's own settings).
