@@ -19,10 +19,10 @@ import (
 // engines are the families; each can also serve (engine/serve), which
 // leaves its experiments without `serve:` to the family's own engine.
 var engines = map[string]engine.Engine{
-	spec.FamilyLlamaCpp:   serve.Engine{Bench: llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, Server: serve.LlamaServer{}},
-	spec.FamilyIkLlamaCpp: serve.Engine{Bench: llamacpp.Engine{Fork: spec.FamilyIkLlamaCpp}, Server: serve.LlamaServer{}},
-	spec.FamilyVLLM:       serve.Engine{Bench: vllm.Engine{}, Server: serve.VllmServer{}},
-	spec.FamilyNodeLlama:  serve.Engine{Bench: nodellama.Engine{}, Server: serve.NodeServer{}},
+	spec.FamilyLlamaCpp:   serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, serve.LlamaServer{}),
+	spec.FamilyIkLlamaCpp: serve.Wrap(llamacpp.Engine{Fork: spec.FamilyIkLlamaCpp}, serve.LlamaServer{}),
+	spec.FamilyVLLM:       serve.Wrap(vllm.Engine{}, serve.VllmServer{}),
+	spec.FamilyNodeLlama:  serve.Wrap(nodellama.Engine{}, serve.NodeServer{}),
 }
 
 // Get returns the engine of a family.
@@ -63,7 +63,11 @@ func Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 // pkgPathsOf are the import paths of the packages that define an engine
 // and the engines it wraps.
 func pkgPathsOf(e engine.Engine) []string {
-	out := []string{reflect.TypeOf(e).PkgPath()}
+	t := reflect.TypeOf(e)
+	if t.PkgPath() == "" && t.Kind() == reflect.Struct && t.NumField() > 0 {
+		t = t.Field(0).Type // an engine wrapped with capabilities (serve.Wrap)
+	}
+	out := []string{t.PkgPath()}
 	if w, ok := e.(interface{ Unwrap() engine.Engine }); ok {
 		out = append(out, pkgPathsOf(w.Unwrap())...)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/rigorbench/rigor/engine/llamacpp"
 	"github.com/rigorbench/rigor/engine/llamacpp/testengine"
 	"github.com/rigorbench/rigor/engine/serve"
+	"github.com/rigorbench/rigor/engine/vllm"
 	"github.com/rigorbench/rigor/internal/loadgen"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/results"
@@ -81,7 +83,7 @@ func TestConformance(t *testing.T) {
 		StopErr: errors.New("worker llama-server exited before accepting connections on 127.0.0.1:31790: exit status 1; its stderr ends: error: invalid argument: --no-such-flag")}
 	noload := engine.Finished{ExitCode: -1, Stopped: engine.StoppedWorker,
 		StopErr: errors.New("worker llama-server exited before accepting connections on 127.0.0.1:31790: exit status 1; its stderr ends: llama_model_load: error loading model: failed to open /models/tiny.gguf | srv    load_model: failed to load model, '/models/tiny.gguf'")}
-	e := serve.Engine{Bench: llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, Server: serve.LlamaServer{}}
+	e := serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, serve.LlamaServer{})
 	enginetest.Run(t, enginetest.Case{
 		Engine:           e,
 		Point:            p,
@@ -147,7 +149,7 @@ plain: schema.#Experiment & {
 	bench: {p: 32, n: 16, r: 2}
 }
 `)
-	e := serve.Engine{Bench: llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, Server: serve.LlamaServer{}}
+	e := serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, serve.LlamaServer{})
 	in := engine.Inputs{BinDir: "/e", Model: "/m.gguf", RunDir: "/r"}
 	got, err := e.Plan(pts["c/plain"], in)
 	if err != nil {
@@ -158,5 +160,66 @@ plain: schema.#Experiment & {
 	b, _ := json.Marshal(want)
 	if !bytes.Equal(a, b) {
 		t.Errorf("a bench experiment's plan changed:\n%s\n%s", a, b)
+	}
+}
+
+// TestConformance_vllm runs the suite on vLLM's serve mode: the same load
+// generator outputs, `vllm serve`'s own rejections and load failures as a
+// run reports a stopped worker, and Prepare describing the stand-in vllm
+// built as an executable.
+func TestConformance_vllm(t *testing.T) {
+	pts := enginetest.LoadPoints(t, `
+plain: schema.#Experiment & {
+	model: path: "/models/m"
+	engine: {family: "vllm", source: path: "vllm"}
+	serve: port: 31791
+	flags: maxNumSeqs: 4
+	bench: {requests: 6, concurrency: 2, inputLen: 8, outputLen: 4}
+}
+`)
+	p := pts["c/plain"]
+	outs := measured(t)
+	e := serve.Wrap(vllm.Engine{}, serve.VllmServer{})
+	enginetest.Run(t, enginetest.Case{
+		Engine:           e,
+		Point:            p,
+		Success:          engine.Finished{Outputs: outs},
+		CrashAfterOutput: engine.Finished{Outputs: outs, ExitCode: 137, Signaled: true},
+		RejectedArgs: engine.Finished{ExitCode: -1, Stopped: engine.StoppedWorker,
+			StopErr: errors.New("worker vllm-serve exited during the run: exit status 2; its stderr ends: usage: vllm serve [model_tag] [options] | vllm: error: unrecognized arguments: --no-such-flag")},
+		FailedLoad: engine.Finished{ExitCode: -1, Stopped: engine.StoppedWorker,
+			StopErr: errors.New("worker vllm-serve exited during the run: exit status 1; its stderr ends: OSError: /models/m does not appear to have a file named config.json. | RuntimeError: Engine core initialization failed. See root cause above. Failed to load model")},
+		Prepare: func(t *testing.T) engine.Request {
+			bin := t.TempDir()
+			cmd := exec.Command("go", "build", "-o", filepath.Join(bin, "vllm"), "../vllm/standin/vllm")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("building the stand-in: %v\n%s", err, out)
+			}
+			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			return engine.Request{Experiment: p.Experiment, Lock: &lock.Entry{}, Cache: t.TempDir()}
+		},
+	})
+}
+
+// TestWrap_capabilities: the wrapped engine claims exactly the family's
+// capabilities.
+func TestWrap_capabilities(t *testing.T) {
+	for _, c := range []struct {
+		bench           engine.Engine
+		sweep, loc, bld bool
+	}{
+		{llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, true, true, true},
+		{vllm.Engine{}, false, false, false},
+	} {
+		e := serve.Wrap(c.bench, serve.LlamaServer{})
+		_, s := e.(engine.Sweeper)
+		_, l := e.(engine.Locator)
+		_, b := e.(engine.Builder)
+		if s != c.sweep || l != c.loc || b != c.bld {
+			t.Errorf("%s: Sweeper %v, Locator %v, Builder %v; want %v, %v, %v", c.bench.Family(), s, l, b, c.sweep, c.loc, c.bld)
+		}
+		if e.Family() != c.bench.Family() {
+			t.Errorf("family %s, want %s", e.Family(), c.bench.Family())
+		}
 	}
 }

@@ -55,12 +55,60 @@ type Engine struct {
 	Server Server
 }
 
-var (
-	_ engine.Engine  = Engine{}
-	_ engine.Sweeper = Engine{}
-	_ engine.Locator = Engine{}
-	_ engine.Builder = Engine{}
-)
+var _ engine.Engine = Engine{}
+
+// Wrap is the family's engine that can also serve, with exactly the
+// capabilities (Sweeper, Locator, Builder) of the family's own engine: a
+// capability the family lacks is not claimed for it.
+func Wrap(bench engine.Engine, server Server) engine.Engine {
+	e := Engine{Bench: bench, Server: server}
+	sw, s := bench.(engine.Sweeper)
+	lo, l := bench.(engine.Locator)
+	bu, b := bench.(engine.Builder)
+	switch {
+	case s && l && b:
+		return struct {
+			Engine
+			sweep
+			locate
+			build
+		}{e, sweep{sw}, locate{lo}, build{bu}}
+	case s && l:
+		return struct {
+			Engine
+			sweep
+			locate
+		}{e, sweep{sw}, locate{lo}}
+	case s && b:
+		return struct {
+			Engine
+			sweep
+			build
+		}{e, sweep{sw}, build{bu}}
+	case l && b:
+		return struct {
+			Engine
+			locate
+			build
+		}{e, locate{lo}, build{bu}}
+	case s:
+		return struct {
+			Engine
+			sweep
+		}{e, sweep{sw}}
+	case l:
+		return struct {
+			Engine
+			locate
+		}{e, locate{lo}}
+	case b:
+		return struct {
+			Engine
+			build
+		}{e, build{bu}}
+	}
+	return e
+}
 
 // Unwrap is the family's own engine.
 func (e Engine) Unwrap() engine.Engine { return e.Bench }
@@ -140,39 +188,32 @@ func (e Engine) Judge(p *spec.Point, f engine.Finished) engine.Verdict {
 	return Judge(f)
 }
 
-// Combine combines bench points as the wrapped engine does; serve points
-// each run on their own.
-func (e Engine) Combine(points []*spec.Point) (*spec.Point, bool) {
-	sw, ok := e.Bench.(engine.Sweeper)
-	if !ok || len(points) == 0 || isServe(&points[0].Spec) {
+// sweep is the family's Sweeper: bench points combine as the family's
+// engine combines them; serve points each run on their own.
+type sweep struct{ b engine.Sweeper }
+
+func (w sweep) Combine(points []*spec.Point) (*spec.Point, bool) {
+	if len(points) == 0 || isServe(&points[0].Spec) {
 		return nil, false
 	}
-	return sw.Combine(points)
+	return w.b.Combine(points)
 }
 
-// Split is the wrapped engine's.
-func (e Engine) Split(v engine.Verdict, p *spec.Point) []results.Metric {
-	if sw, ok := e.Bench.(engine.Sweeper); ok {
-		return sw.Split(v, p)
-	}
-	return nil
+func (w sweep) Split(v engine.Verdict, p *spec.Point) []results.Metric { return w.b.Split(v, p) }
+
+// locate is the family's Locator: a serve experiment's server comes from
+// the same build or install.
+type locate struct{ b engine.Locator }
+
+func (w locate) Locate(ctx context.Context, req engine.Request) (*engine.Prepared, error) {
+	return w.b.Locate(ctx, req)
 }
 
-// Locate is the wrapped engine's: a serve experiment's server comes from
-// the same build or install. Without one, nothing is located.
-func (e Engine) Locate(ctx context.Context, req engine.Request) (*engine.Prepared, error) {
-	if l, ok := e.Bench.(engine.Locator); ok {
-		return l.Locate(ctx, req)
-	}
-	return nil, nil
-}
+// build is the family's Builder.
+type build struct{ b engine.Builder }
 
-// BuildKey is the wrapped engine's; "" for engines rigor does not build.
-func (e Engine) BuildKey(ctx context.Context, req engine.Request) (string, error) {
-	if b, ok := e.Bench.(engine.Builder); ok {
-		return b.BuildKey(ctx, req)
-	}
-	return "", nil
+func (w build) BuildKey(ctx context.Context, req engine.Request) (string, error) {
+	return w.b.BuildKey(ctx, req)
 }
 
 // Config is a serve experiment's server settings (schema #Serve).

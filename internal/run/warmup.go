@@ -21,6 +21,11 @@ const defaultRepetitions = 5
 // workload has no bench.r). The record keeps the spec as written (r and
 // warmup) and the argv as run (-r r+N).
 func Warmup(p *spec.Point) (*spec.Point, int) {
+	if p.Spec.Serve != nil {
+		// A serve workload's warmup is the load generator's own:
+		// unmeasured requests before the measured ones.
+		return p, 0
+	}
 	n := intOf(p.Spec.Bench["warmup"])
 	if n <= 0 {
 		return p, 0
