@@ -26,7 +26,7 @@ import (
 // with one run a side and with --rounds 5. It asserts nothing about the
 // figures; it prints them. Opt in, as it takes minutes:
 //
-//	RIGOR_BENCH_ROUNDS=20 go test ./testscripts -run TestBenchRoundsFalsePositives -v -timeout 40m
+//	RIGOR_BENCH_ROUNDS=20 [RIGOR_BENCH_PN=p,n] go test ./testscripts -run TestBenchRoundsFalsePositives -v -timeout 40m
 func TestBenchRoundsFalsePositives(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("RIGOR_BENCH_ROUNDS"))
 	if n <= 0 {
@@ -44,6 +44,12 @@ func TestBenchRoundsFalsePositives(t *testing.T) {
 	if _, err := testengine.Write(filepath.Join(work, "engine"), testengine.Options{}); err != nil {
 		t.Fatal(err)
 	}
+	// The workload: RIGOR_BENCH_PN="p,n" (default 64,32: a few
+	// milliseconds of work per repetition).
+	pn := strings.Split(os.Getenv("RIGOR_BENCH_PN")+",", ",")
+	if pn[0] == "" {
+		pn = []string{"64", "32"}
+	}
 	mod := filepath.Join(work, "mod")
 	files := map[string]string{
 		"cue.mod/module.cue": "module: \"example.com/mod@v0\"\nlanguage: version: \"v0.17.0\"\n",
@@ -55,13 +61,14 @@ import "github.com/rigorbench/rigor/schema"
 _base: schema.#Experiment & {
 	model: path: "models/m.gguf"
 	engine: {family: "llama.cpp", source: {git: "../engine", ref: "v2"}}
-	bench: {p: 64, n: 32, r: 5}
+	bench: {p: PP, n: NN, r: 5}
 	flags: {ngl: 0, t: 1}
 }
 a: _base
 b: _base
 `,
 	}
+	files["experiments/aa/aa.cue"] = strings.NewReplacer("PP", pn[0], "NN", pn[1]).Replace(files["experiments/aa/aa.cue"])
 	for name, body := range files {
 		p := filepath.Join(mod, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
