@@ -2,6 +2,8 @@ package nodellama
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -24,6 +26,23 @@ var RunnerArgs = []string{
 	"--model", "-m", "-p", "--n-prompt", "-n", "--n-gen", "-r", "--repetitions", "-pg",
 	"-d", "--n-depth", "-t", "--threads", "-b", "--batch-size", "-c", "--context-size",
 	"-ngl", "--gpu-layers", "--warmup", "--api",
+}
+
+// unknownArgs returns the options in extraArgs the runner would reject.
+func unknownArgs(args []string) []string {
+	var bad []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || len(a) < 2 {
+			continue
+		}
+		if slices.Contains(RunnerArgs, a) {
+			i++ // its value
+			continue
+		}
+		bad = append(bad, a)
+	}
+	return bad
 }
 
 // unsupportedBench are llama-bench workload fields the runner does not
@@ -51,6 +70,9 @@ func (Engine) Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 		if why, ok := reserved[a]; ok {
 			return nil, &engine.ReservedArgError{Arg: a, Why: why}
 		}
+	}
+	if bad := unknownArgs(s.ExtraArgs); len(bad) > 0 {
+		return nil, &engine.UnknownArgError{Program: "node-llama-cpp's bench runner", Args: bad, Accepted: RunnerArgs}
 	}
 	model := in.Model
 	if model == "" {

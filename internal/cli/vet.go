@@ -4,14 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"cuelang.org/go/cue/token"
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/all"
-	"github.com/rigorbench/rigor/engine/nodellama"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -19,42 +16,20 @@ import (
 // engine would refuse (spec.Options.Check: it runs while the experiment's
 // CUE values are there to place the problem).
 func checkPlan(set *spec.Set, x *spec.Experiment) {
-	if x.Spec.Engine.Family == spec.FamilyNodeLlama {
-		if bad := unknownRunnerArgs(x.Spec.ExtraArgs); len(bad) > 0 {
-			set.AddProblem(x, "extraArgs", fmt.Sprintf("node-llama-cpp's bench runner does not take %s: every run would fail", strings.Join(bad, ", ")),
-				"the runner takes "+strings.Join(nodellama.RunnerArgs, " ")+" (each with a value); flags and bench fields set the common ones")
-			return
-		}
-	}
 	for _, p := range x.Points {
 		if _, err := all.Plan(p, engine.Inputs{}); err != nil {
 			var re *engine.ReservedArgError
+			var ue *engine.UnknownArgError
 			if errors.As(err, &re) {
 				set.AddProblem(x, "extraArgs", err.Error(), "remove "+re.Arg+" from extraArgs: rigor sets it from the experiment")
+			} else if errors.As(err, &ue) {
+				set.AddProblem(x, "extraArgs", err.Error(), ue.Hint())
 			} else {
 				set.AddProblem(x, "", err.Error())
 			}
 			return
 		}
 	}
-}
-
-// unknownRunnerArgs returns the options in extraArgs that rigor's
-// node-llama-cpp runner would reject.
-func unknownRunnerArgs(args []string) []string {
-	var bad []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") || len(a) < 2 {
-			continue
-		}
-		if slices.Contains(nodellama.RunnerArgs, a) {
-			i++ // its value
-			continue
-		}
-		bad = append(bad, a)
-	}
-	return bad
 }
 
 type vetCmd struct {
