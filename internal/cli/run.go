@@ -252,7 +252,7 @@ func (c *runCmd) Run(e *env) error {
 			failed++
 		}
 		fmt.Fprintf(e.stderr, "rigor: %s: %s → %s\n", pr.Point.ID, describe(pr.Record), rel)
-		if busy, why := pr.Record.Machine.Busy(c.BusyShare); busy {
+		if busy, why := pr.Record.Machine.Busy(c.BusyShare); busy && len(pr.Record.Metrics) > 0 {
 			fmt.Fprintf(e.stderr, "rigor: warning: %s: the machine was busy: %s; the figures may be lower than this machine can do (the record says so)\n", pr.Point.ID, why)
 		}
 		if c.CommitEach && !c.NoCommit && commitErr == nil {

@@ -421,9 +421,6 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		rec.Warnings = append(rec.Warnings, verdict.Warnings...)
 		rec.Metrics = verdict.Metrics
 		rec.Machine = state
-		if busy, why := state.Busy(r.busyShare()); busy {
-			rec.Warnings = append(rec.Warnings, BusyWarning+why)
-		}
 		if g.combined != nil {
 			rec.Warnings = append(rec.Warnings, fmt.Sprintf("ran as one %s process with %d points (swept %s); the raw output holds every point's rows",
 				plan.Processes[len(plan.Processes)-1].Name, len(g.points), strings.Join(sweptNames(g.points), ", ")))
@@ -436,6 +433,11 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		if warm > 0 {
 			rec.Metrics = slices.Clone(rec.Metrics)
 			rec.Warnings = append(rec.Warnings, dropWarmup(rec.Metrics, warm, repetitions(p))...)
+		}
+		// A run that measured nothing has no figures the load could have
+		// lowered (its state is recorded all the same).
+		if busy, why := state.Busy(r.busyShare()); busy && len(rec.Metrics) > 0 {
+			rec.Warnings = append(rec.Warnings, BusyWarning+why)
 		}
 		files := make([]string, 0, len(raw))
 		for name := range raw {
