@@ -152,6 +152,9 @@ type Model struct {
 	Revision string `json:"revision,omitempty"`
 	Commit   string `json:"commit,omitempty"`
 	Path     string `json:"path,omitempty"`
+	// RealPath is where a local model's file really is, symlinks
+	// resolved (models live on big disks, often linked into the module).
+	RealPath string `json:"realPath,omitempty"`
 	Quant    string `json:"quant,omitempty"`
 	Files    []File `json:"files,omitempty"`
 }

@@ -241,6 +241,11 @@ func (r *Runner) prepareModel(ctx context.Context, x *spec.Experiment, entry *lo
 	m := entry.Model
 	p.Model = results.Model{HF: m.Requested.HF, Revision: m.Requested.Revision, Commit: m.Commit, Path: m.Requested.Path, Quant: x.Spec.Model.Quant}
 	p.Inputs.Model = r.abs(entry.EntryModel(r.Cache, r.HFCache))
+	if m.Requested.Path != "" {
+		if real, err := filepath.EvalSymlinks(p.Inputs.Model); err == nil {
+			p.Model.RealPath = real
+		}
+	}
 	if m.Synthetic != nil {
 		r.say("checking the synthetic model")
 		path, warning, err := lock.EnsureSynthetic(ctx, r.Cache, x.ID, x.Spec.Model.Synthetic, m.Synthetic)
