@@ -16,6 +16,7 @@ import (
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/all"
 	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/run"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -140,7 +141,8 @@ func (c *showCmd) Run(e *env) error {
 	out.Requires = strings.Join(x.RequiresLines, "\n")
 	out.SpecDigest = lock.SpecDigest(x)
 	for _, p := range points {
-		plan, err := all.Plan(p, in)
+		wp, _ := run.Warmup(p) // as the run plans it: -r r+warmup
+		plan, err := all.Plan(wp, in)
 		if err != nil {
 			var re *engine.ReservedArgError
 			if errors.As(err, &re) {

@@ -28,6 +28,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -47,6 +48,13 @@ var secretWords = map[string]bool{
 	"ACCESSTOKEN": true, "PRIVATEKEY": true, "SECRETKEY": true, "PAT": true,
 }
 
+// tokenMeasures are components after TOKEN that make the name a measure
+// of tokens, not a token.
+var tokenMeasures = map[string]bool{
+	"THROUGHPUT": true, "COUNT": true, "COUNTS": true, "RATE": true, "BUDGET": true, "LIMIT": true,
+	"LEN": true, "LENGTH": true, "LENS": true, "IDS": true, "USAGE": true, "PER": true, "S": true,
+}
+
 // SecretName reports whether an environment variable, option or parameter
 // name looks like it holds a secret. The name is split into components at
 // '_', '-', '.' and lower-to-upper case changes (apiKey), case-insensitively;
@@ -58,10 +66,16 @@ var secretWords = map[string]bool{
 // RIGOR_GIT_AUTHOR are not.
 func SecretName(name string) bool {
 	parts := components(name)
-	for _, p := range parts {
-		if secretWords[p] {
-			return true
+	for i, p := range parts {
+		if !secretWords[p] {
+			continue
 		}
+		// A token count or rate is not a credential: TOKEN followed by a
+		// measure (total_token_throughput, TOKEN_COUNT, token_budget).
+		if p == "TOKEN" && i+1 < len(parts) && tokenMeasures[parts[i+1]] {
+			continue
+		}
+		return true
 	}
 	if n := len(parts); n >= 2 && parts[n-1] == "KEY" {
 		return true
@@ -408,9 +422,16 @@ func redactAssignments(s string, found *[]string) string {
 	}, found)
 	return replaceGroup(s, assignRe, 6, func(m []string) bool {
 		// Quotes around the name come in pairs: "../etc/passwd": x is a
-		// path, not a key.
-		return m[1] == m[3] && SecretName(m[2]) && !authScheme(m[6])
+		// path, not a key. A bare number is a measurement, never a
+		// credential ("total_token_throughput": 6243.1 in vLLM's results).
+		return m[1] == m[3] && SecretName(m[2]) && !authScheme(m[6]) && !(m[5] == "" && isNumber(m[6]))
 	}, found)
+}
+
+// isNumber reports whether w is a plain decimal number.
+func isNumber(w string) bool {
+	_, err := strconv.ParseFloat(strings.TrimRight(w, ",}]"), 64)
+	return err == nil
 }
 
 // authScheme reports whether w is an HTTP authorization scheme, which

@@ -187,3 +187,22 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+// Measures of tokens are not tokens: vLLM's result keys and numbers stay.
+func TestMeasuresOfTokens(t *testing.T) {
+	for _, name := range []string{"total_token_throughput", "TOKEN_COUNT", "output_token_len"} {
+		if SecretName(name) {
+			t.Errorf("SecretName(%q) = true, want false", name)
+		}
+	}
+	for _, name := range []string{"HF_TOKEN", "token", "GITHUB_TOKEN_VALUE", "authToken"} {
+		if !SecretName(name) {
+			t.Errorf("SecretName(%q) = false, want true", name)
+		}
+	}
+	in := `{"total_token_throughput": 6243.1, "hf_token_cache": 12, "api_token": "abc123secret"}`
+	got := String(in)
+	if !strings.Contains(got, `"total_token_throughput": 6243.1`) || !strings.Contains(got, `"hf_token_cache": 12`) || strings.Contains(got, "abc123secret") {
+		t.Errorf("String(%s) = %s", in, got)
+	}
+}

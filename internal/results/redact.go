@@ -1,7 +1,10 @@
 package results
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 
 	"github.com/rigorbench/rigor/internal/redact"
 )
@@ -105,7 +108,30 @@ func collectSecrets(r *Run) []string { return scrubberOf(r).Values() }
 // found before [Redact]) in b, and whatever else looks secret
 // ([redact.Bytes]); Write applies it to raw outputs.
 func scrubBytes(b []byte, secrets []string) []byte {
-	return redact.NewScrubber(secrets...).Bytes(b)
+	sc := redact.NewScrubber(secrets...)
+	// A gzipped file (the load generator's per-request data) is scrubbed
+	// inside, never as compressed bytes, which a token-shaped run of
+	// bytes could corrupt.
+	if len(b) > 2 && b[0] == 0x1f && b[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return b
+		}
+		plain, err := io.ReadAll(zr)
+		if err != nil {
+			return b
+		}
+		out := sc.Bytes(plain)
+		if bytes.Equal(out, plain) {
+			return b
+		}
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(out)
+		zw.Close()
+		return buf.Bytes()
+	}
+	return sc.Bytes(b)
 }
 
 // redactJSON redacts the text of a JSON document, values of secret-looking

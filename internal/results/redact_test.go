@@ -1,7 +1,10 @@
 package results
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"errors"
 	"reflect"
 	"strings"
@@ -114,4 +117,28 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("round trip changed the record:\n%s\n%s", enc, enc2)
 		}
 	})
+}
+
+// A gzipped raw file is scrubbed inside and stays a valid gzip stream.
+func TestScrubBytesGzip(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write([]byte(`{"request": 1, "key": "s3cr3t-value-123"}` + "\n"))
+	zw.Close()
+	out := scrubBytes(buf.Bytes(), []string{"s3cr3t-value-123"})
+	zr, err := gzip.NewReader(bytes.NewReader(out))
+	if err != nil {
+		t.Fatalf("scrubbed gzip is not gzip: %v", err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(plain, []byte("s3cr3t-value-123")) || !bytes.Contains(plain, []byte(`"request": 1`)) {
+		t.Errorf("scrubbed content = %s", plain)
+	}
+	clean := buf.Bytes()
+	if got := scrubBytes(clean, []string{"absent"}); !bytes.Equal(got, clean) {
+		t.Error("a gzip file without secrets changed")
+	}
 }
