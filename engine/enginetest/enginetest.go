@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -362,4 +363,19 @@ func ReadFinished(t testing.TB, base string) engine.Finished {
 	}
 	f.Signaled = f.ExitCode > 128
 	return f
+}
+
+// NeedTool skips the test when a program it needs (cmake, node, npm) is
+// not on the PATH, except in CI (CI=true), where .ci/run installs them:
+// there a missing tool fails the test instead of skipping it silently.
+func NeedTool(t testing.TB, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if _, err := exec.LookPath(name); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is not on the PATH, and CI must run this test (.ci/run installs it)", name)
+			}
+			t.Skipf("%s is not on the PATH", name)
+		}
+	}
 }

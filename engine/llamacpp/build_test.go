@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rigorbench/rigor/engine/enginetest"
 	"github.com/rigorbench/rigor/engine/llamabench"
 	"github.com/rigorbench/rigor/engine/llamacpp"
 	"github.com/rigorbench/rigor/engine/llamacpp/testengine"
@@ -28,9 +29,7 @@ type engineSrc struct {
 
 func needCmake(t testing.TB) {
 	t.Helper()
-	if _, err := exec.LookPath("cmake"); err != nil {
-		t.Skip("cmake is not installed (apt-get install cmake)")
-	}
+	enginetest.NeedTool(t, "cmake")
 }
 
 func newEngineSrc(t testing.TB, ik bool) engineSrc {

@@ -29,7 +29,7 @@ func realInstall(t *testing.T, cache string) *Installation {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not on the PATH", tool)
+			enginetest.NeedTool(t, tool)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -93,7 +93,7 @@ func TestPlan_Rejects(t *testing.T) {
 func TestPlan_RunnerParsesArgv(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not on the PATH")
+		enginetest.NeedTool(t, "node")
 	}
 	dir := t.TempDir()
 	runner := filepath.Join(dir, RunnerFile)

@@ -93,7 +93,7 @@ func TestConformance(t *testing.T) {
 		FailedLoad:       noload,
 		Prepare: func(t *testing.T) engine.Request {
 			if _, err := exec.LookPath("cmake"); err != nil {
-				t.Skip("cmake is not installed")
+				enginetest.NeedTool(t, "cmake")
 			}
 			dir := filepath.Join(t.TempDir(), "engine")
 			commits, err := testengine.Write(dir, testengine.Options{})
