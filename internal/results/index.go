@@ -433,37 +433,5 @@ func (s *Store) Imported() (map[string]string, []error, error) {
 
 // latestSummaries is [LatestPerPoint] over summaries.
 func latestSummaries(sums []*Summary) []*Summary {
-	type pick struct{ latest, ok *Summary }
-	by := map[string]*pick{}
-	var order []string
-	later := func(a, b *Summary) bool {
-		if !a.Start.Equal(b.Start) {
-			return a.Start.After(b.Start)
-		}
-		return a.ID > b.ID
-	}
-	for _, r := range sums {
-		k := normPoint(r.Point)
-		p := by[k]
-		if p == nil {
-			p = &pick{}
-			by[k] = p
-			order = append(order, k)
-		}
-		if p.latest == nil || later(r, p.latest) {
-			p.latest = r
-		}
-		if r.Status == StatusOK && (p.ok == nil || later(r, p.ok)) {
-			p.ok = r
-		}
-	}
-	out := make([]*Summary, 0, len(by))
-	for _, k := range order {
-		if p := by[k]; p.ok != nil {
-			out = append(out, p.ok)
-		} else {
-			out = append(out, p.latest)
-		}
-	}
-	return out
+	return latestPer(sums, func(r *Summary) (string, time.Time, string, string) { return r.Point, r.Start, r.ID, r.Status })
 }

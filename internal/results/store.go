@@ -473,38 +473,52 @@ func LatestInvocationPerPoint(runs []*Run) []*Run {
 // so that the failure is reported rather than hidden. The result is in
 // start order.
 func LatestPerPoint(runs []*Run) []*Run {
-	type pick struct{ latest, ok *Run }
+	out := latestPer(runs, func(r *Run) (string, time.Time, string, string) { return r.Point, r.Start, r.ID, r.Status })
+	SortRuns(out)
+	return out
+}
+
+// latestPer keeps, for each point, its latest ok item, or its latest item
+// when none is ok, in the order points first appear; later means a later
+// start, then a greater id. Runs and index summaries share it.
+func latestPer[T any](items []T, fields func(T) (point string, start time.Time, id, status string)) []T {
+	type pick struct {
+		latest, ok       T
+		hasLatest, hasOK bool
+		latestAt, okAt   time.Time
+		latestID, okID   string
+	}
 	by := map[string]*pick{}
 	var order []string
-	later := func(a, b *Run) bool { // a after b
-		if !a.Start.Equal(b.Start) {
-			return a.Start.After(b.Start)
+	later := func(at time.Time, id string, thanAt time.Time, thanID string) bool {
+		if !at.Equal(thanAt) {
+			return at.After(thanAt)
 		}
-		return a.ID > b.ID
+		return id > thanID
 	}
-	for _, r := range runs {
-		k := normPoint(r.Point)
+	for _, it := range items {
+		point, start, id, status := fields(it)
+		k := normPoint(point)
 		p := by[k]
 		if p == nil {
 			p = &pick{}
 			by[k] = p
 			order = append(order, k)
 		}
-		if p.latest == nil || later(r, p.latest) {
-			p.latest = r
+		if !p.hasLatest || later(start, id, p.latestAt, p.latestID) {
+			p.latest, p.hasLatest, p.latestAt, p.latestID = it, true, start, id
 		}
-		if r.Status == StatusOK && (p.ok == nil || later(r, p.ok)) {
-			p.ok = r
+		if status == StatusOK && (!p.hasOK || later(start, id, p.okAt, p.okID)) {
+			p.ok, p.hasOK, p.okAt, p.okID = it, true, start, id
 		}
 	}
-	out := make([]*Run, 0, len(by))
+	out := make([]T, 0, len(by))
 	for _, k := range order {
-		if p := by[k]; p.ok != nil {
+		if p := by[k]; p.hasOK {
 			out = append(out, p.ok)
 		} else {
 			out = append(out, p.latest)
 		}
 	}
-	SortRuns(out)
 	return out
 }
