@@ -200,6 +200,10 @@ type Verdict struct {
 	Metrics []results.Metric
 	// Warnings are recorded with the run.
 	Warnings []string
+	// Build is what the engine's output says of the binary that ran (its
+	// flavour, CPU features, backends), nil when it says nothing; records
+	// carry it as engine.build, and the comparability guard compares it.
+	Build *results.Build
 	// Detail is the engine's own reading of the output, for its
 	// [Sweeper.Split].
 	Detail any

@@ -4,6 +4,8 @@ package results
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rigorbench/rigor/internal/machine"
@@ -138,7 +140,84 @@ type Engine struct {
 	// so that two records say whether they ran the same build. Records
 	// made before rigor hashed binaries leave it out.
 	Binaries map[string]string `json:"binaries,omitempty"`
+	// Build is what the engine said, in its own output, about the binary
+	// that ran; absent when the family reports nothing of it (and in
+	// records made before rigor read it).
+	Build *Build `json:"build,omitempty"`
 }
+
+// Build is what an engine reports of the binary that ran, read from its
+// output by the family's Judge: the same version of an engine can run as
+// different code (node-llama-cpp's prebuilt portable binaries or a build
+// made on this machine; other CPU features), and the comparability guard
+// treats a different flavour or CPU feature set as a difference.
+type Build struct {
+	// Flavour is how the binary came to be, in the engine's words:
+	// node-llama-cpp's llama.buildType, "prebuilt" (the portable
+	// binaries shipped with the package) or "localBuild" (compiled on
+	// this machine).
+	Flavour string `json:"flavour,omitempty"`
+	// CPUFeatures are the CPU features the binary uses, in the order
+	// llama.cpp's system info lists them ("AVX2", "FMA", …).
+	CPUFeatures []string `json:"cpuFeatures,omitempty"`
+	// CPUVariant is the CPU backend library ggml chose at run time, when
+	// it chooses one ("libggml-cpu-zen4.so").
+	CPUVariant string `json:"cpuVariant,omitempty"`
+	// Backends are the compute backends the engine reports ("CPU",
+	// "SYCL", "CUDA": llama-bench's backends).
+	Backends string `json:"backends,omitempty"`
+	// CPU and GPU are the devices as the engine names them (llama-bench's
+	// cpu_info and gpu_info).
+	CPU string `json:"cpu,omitempty"`
+	GPU string `json:"gpu,omitempty"`
+	// Binary is the native library that ran, relative to the engine's
+	// install ("@node-llama-cpp/linux-x64/bins/linux-x64/llama-addon.node").
+	Binary string `json:"binary,omitempty"`
+	// SystemInfo is llama.cpp's system info line as the engine printed it.
+	SystemInfo string `json:"systemInfo,omitempty"`
+}
+
+// Summary is the flavour and the CPU features, as the comparability guard
+// shows them: "prebuilt (AVX2 FMA)"; "" when the build records neither.
+func (b *Build) Summary() string {
+	if b == nil {
+		return ""
+	}
+	s := b.Flavour
+	if len(b.CPUFeatures) > 0 {
+		if s == "" {
+			s = "unknown flavour"
+		}
+		s += " (" + strings.Join(b.CPUFeatures, " ") + ")"
+	}
+	return s
+}
+
+// CPUFeatures reads the features a llama.cpp system info line says the
+// binary uses ("CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 0 | …" gives SSE3 and
+// AVX2), in its order, each once. Entries that are not CPU instruction
+// sets (LLAMAFILE, OPENMP, REPACK, which say how ggml was built) are left
+// out.
+func CPUFeatures(systemInfo string) []string {
+	var out []string
+	for _, part := range strings.FieldsFunc(systemInfo, func(r rune) bool { return r == '|' || r == '\n' }) {
+		// The first entry of each backend carries its name: "CPU : SSE3 = 1".
+		if i := strings.LastIndex(part, ":"); i >= 0 {
+			part = part[i+1:]
+		}
+		name, val, ok := strings.Cut(part, "=")
+		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+		if !ok || name == "" || val == "0" || val == "" || strings.ContainsAny(name, " \t") || notCPUFeature[name] || slices.Contains(out, name) {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// notCPUFeature are system info entries that say how ggml was built, not
+// what the CPU must support.
+var notCPUFeature = map[string]bool{"LLAMAFILE": true, "OPENMP": true, "REPACK": true, "KLEIDIAI": true, "ACCELERATE": true}
 
 // Patch is one patch applied to the engine source, in order.
 type Patch struct {

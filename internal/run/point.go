@@ -425,6 +425,7 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		rec.Status, rec.Error, rec.LogTail = verdict.Status, verdict.Error, verdict.LogTail
 		rec.Warnings = append(rec.Warnings, verdict.Warnings...)
 		rec.Metrics = verdict.Metrics
+		rec.Engine.Build = verdict.Build
 		rec.Machine = state
 		if g.combined != nil {
 			rec.Warnings = append(rec.Warnings, fmt.Sprintf("ran as one %s process with %d points (swept %s); the raw output holds every point's rows",
