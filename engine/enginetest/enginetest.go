@@ -43,6 +43,10 @@ type Case struct {
 	Point *spec.Point
 	// Recorded outputs of the bench process, each as a run collected it.
 	Success, CrashAfterOutput, RejectedArgs, FailedLoad engine.Finished
+	// ReportsBuild says the family's output says which binary ran
+	// (llama-bench's backends and devices, the node runner's build type
+	// and CPU features): judging Success must give a Verdict.Build.
+	ReportsBuild bool
 	// Prepare returns a request whose engine can be prepared on this
 	// machine without the network (a test engine built from a local git
 	// repository, an install seeded into the cache, a stand-in), or skips
@@ -158,6 +162,9 @@ func testJudge(t *testing.T, c Case) {
 		return v
 	}
 	ok := check("success", c.Success, results.StatusOK, true)
+	if c.ReportsBuild && (ok.Build == nil || ok.Build.Backends == "" && ok.Build.Summary() == "") {
+		t.Errorf("success: build %+v, want what the output says of the binary that ran", ok.Build)
+	}
 	for _, m := range ok.Metrics {
 		if m.Name == "" || m.Unit == "" || m.Value <= 0 {
 			t.Errorf("success: metric %+v lacks a name, a unit or a value", m)

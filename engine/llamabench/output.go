@@ -629,3 +629,21 @@ func outMetricName(r Row) string {
 	}
 	return outMetricTotal
 }
+
+// Build is what the rows say of the binary that printed them: its
+// backends and devices (backends, cpu_info, gpu_info), from the first row
+// that names any; nil when no row does. Every row of one process
+// describes the same binary.
+func Build(rows []Row) *results.Build {
+	for _, r := range rows {
+		b := results.Build{
+			Backends: strings.TrimSpace(r.Backends),
+			CPU:      strings.TrimSpace(r.CPUInfo),
+			GPU:      strings.TrimSpace(r.GPUInfo),
+		}
+		if b.Backends != "" || b.CPU != "" || b.GPU != "" {
+			return &b
+		}
+	}
+	return nil
+}

@@ -38,6 +38,7 @@ plain: schema.#Experiment & {
 				Engine:           llamacpp.Engine{Fork: fork},
 				Point:            pts["c/plain"],
 				Success:          fixture(t, prefix+"_pp32_tg16_r2_json"),
+				ReportsBuild:     true,
 				CrashAfterOutput: fixture(t, "ik_llama.cpp_rpc_crash_verbose"),
 				RejectedArgs:     fixture(t, prefix+"_err_unknown_flag"),
 				FailedLoad:       fixture(t, prefix+"_err_missing_model"),

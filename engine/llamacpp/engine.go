@@ -185,7 +185,7 @@ func (e Engine) BuildKey(ctx context.Context, req engine.Request) (string, error
 // point, every row must report the flags it was given.
 func (e Engine) Judge(p *spec.Point, f engine.Finished) engine.Verdict {
 	o := llamabench.Classify(f.Stdout, f.Stderr, f.ExitCode, f.Signaled)
-	v := engine.Verdict{Status: o.Status, Error: o.Error, LogTail: o.LogTail, Detail: o.Rows}
+	v := engine.Verdict{Status: o.Status, Error: o.Error, LogTail: o.LogTail, Detail: o.Rows, Build: llamabench.Build(o.Rows)}
 	for _, row := range o.Rows {
 		v.Metrics = append(v.Metrics, row.Metrics()...)
 	}

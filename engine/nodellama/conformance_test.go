@@ -28,6 +28,7 @@ plain: schema.#Experiment & {
 		Engine:           Engine{},
 		Point:            pts["c/plain"],
 		Success:          rec("ok_pp32_tg16_r2"),
+		ReportsBuild:     true,
 		CrashAfterOutput: rec("crash_killed"),
 		RejectedArgs:     rec("err_unknown_arg"),
 		FailedLoad:       rec("err_missing_model"),

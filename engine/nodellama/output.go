@@ -34,6 +34,11 @@ type Outcome struct {
 	Metrics []results.Metric
 	// LogTail is the last lines of stderr when the status is not ok.
 	LogTail string
+	// Build is what the rows say of the binary that ran: node-llama-cpp's
+	// build type (prebuilt or localBuild), the CPU features from
+	// llama.cpp's system info, the CPU backend library and the native
+	// addon; nil when no row was printed.
+	Build *results.Build
 }
 
 // EngineMetricPrefix prefixes the names of metrics read from llama.cpp's
@@ -73,6 +78,7 @@ func ParseOutput(stdout, stderr []byte, exit int) Outcome {
 			}
 		}
 	}
+	o.Build = buildOf(c.Rows)
 	for _, r := range c.Rows {
 		o.Metrics = append(o.Metrics, r.Metrics()...)
 		if m, ok := engineMetric(r); ok {
@@ -80,6 +86,32 @@ func ParseOutput(stdout, stderr []byte, exit int) Outcome {
 		}
 	}
 	return o
+}
+
+// buildOf reads the runner's build fields (build_type, system_info,
+// cpu_variant, native_addon) beside llama-bench's backends and devices
+// from the first row.
+func buildOf(rows []llamabench.Row) *results.Build {
+	b := llamabench.Build(rows)
+	if len(rows) == 0 {
+		return b
+	}
+	if b == nil {
+		b = &results.Build{}
+	}
+	str := func(k string) string {
+		s, _ := rows[0].Fields[k].(string)
+		return strings.TrimSpace(strings.ToValidUTF8(s, "?"))
+	}
+	b.Flavour = str("build_type")
+	b.SystemInfo = str("system_info")
+	b.CPUFeatures = results.CPUFeatures(b.SystemInfo)
+	b.CPUVariant = str("cpu_variant")
+	b.Binary = str("native_addon")
+	if b.Summary() == "" && b.Backends == "" && b.CPU == "" && b.GPU == "" && b.CPUVariant == "" && b.Binary == "" {
+		return nil
+	}
+	return b
 }
 
 // engineMetric is a row's throughput by llama.cpp's own counters, when the

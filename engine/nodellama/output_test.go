@@ -3,6 +3,7 @@ package nodellama
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -193,4 +194,37 @@ func FuzzParseOutput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The recorded runs (node-llama-cpp 3.22.1's prebuilt linux-x64 binaries
+// on an AVX-512 machine) say which binary ran; a run that printed no row
+// says nothing of it.
+func TestParseOutput_Build(t *testing.T) {
+	stdout, stderr, rc := readCase(t, "ok_pp32_tg16_r2")
+	b := ParseOutput(stdout, stderr, rc).Build
+	if b == nil {
+		t.Fatal("no build facts from a recorded run")
+	}
+	if b.Flavour != "prebuilt" || b.Backends != "CPU" || b.CPUVariant != "libggml-cpu-zen4.so" ||
+		b.Binary != "@node-llama-cpp/linux-x64/bins/linux-x64/llama-addon.node" || !strings.HasPrefix(b.SystemInfo, "CPU : SSE3 = 1") {
+		t.Errorf("build: %+v", *b)
+	}
+	want := []string{"SSE3", "SSSE3", "AVX", "AVX2", "F16C", "FMA", "BMI2", "AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16"}
+	if !slices.Equal(b.CPUFeatures, want) {
+		t.Errorf("CPU features: got %q, want %q", b.CPUFeatures, want)
+	}
+	if got := b.Summary(); got != "prebuilt (SSE3 SSSE3 AVX AVX2 F16C FMA BMI2 AVX512 AVX512_VBMI AVX512_VNNI AVX512_BF16)" {
+		t.Errorf("summary: %q", got)
+	}
+	for _, name := range []string{"err_not_gguf", "err_unknown_arg"} {
+		stdout, stderr, rc := readCase(t, name)
+		if b := ParseOutput(stdout, stderr, rc).Build; b != nil {
+			t.Errorf("%s: build %+v from a run that printed no row", name, *b)
+		}
+	}
+	// Rows of an older runner, without the build fields: the devices only.
+	old := []byte(`[{"build_commit":"v0.5.0","cpu_info":"AMD EPYC","gpu_info":"","backends":"CPU","test":"pp8","n_prompt":8,"n_gen":0,"avg_ts":10,"samples_ts":[10]}]`)
+	if b := ParseOutput(old, nil, 0).Build; b == nil || b.Flavour != "" || b.CPU != "AMD EPYC" || b.Summary() != "" {
+		t.Errorf("old rows: build %+v", b)
+	}
 }

@@ -195,19 +195,23 @@ func (b *Build) Summary() string {
 
 // CPUFeatures reads the features a llama.cpp system info line says the
 // binary uses ("CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 0 | …" gives SSE3 and
-// AVX2), in its order, each once. Entries that are not CPU instruction
-// sets (LLAMAFILE, OPENMP, REPACK, which say how ggml was built) are left
-// out.
+// AVX2), in its order, each once. Only the CPU backend's entries count
+// (newer lines name each backend: "CUDA : ARCHS = 890 | … | CPU : …";
+// older ones name none and are all CPU), and entries that say how ggml was
+// built rather than what the CPU must support (LLAMAFILE, OPENMP, REPACK)
+// are left out.
 func CPUFeatures(systemInfo string) []string {
 	var out []string
+	backend := "CPU"
 	for _, part := range strings.FieldsFunc(systemInfo, func(r rune) bool { return r == '|' || r == '\n' }) {
 		// The first entry of each backend carries its name: "CPU : SSE3 = 1".
 		if i := strings.LastIndex(part, ":"); i >= 0 {
+			backend = strings.TrimSpace(part[:i])
 			part = part[i+1:]
 		}
 		name, val, ok := strings.Cut(part, "=")
 		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
-		if !ok || name == "" || val == "0" || val == "" || strings.ContainsAny(name, " \t") || notCPUFeature[name] || slices.Contains(out, name) {
+		if backend != "CPU" || !ok || name == "" || val == "0" || val == "" || strings.ContainsAny(name, " \t") || notCPUFeature[name] || slices.Contains(out, name) {
 			continue
 		}
 		out = append(out, name)

@@ -171,6 +171,7 @@ async function main() {
 	const release = llama.llamaCppRelease?.release ?? "";
 	const backends = llama.gpu ? String(llama.gpu).toUpperCase() : "CPU";
 	const cpuInfo = os.cpus()[0]?.model?.trim() ?? "";
+	const build = buildFacts(llama);
 
 	let first = true;
 	const emit = (row) => {
@@ -312,6 +313,7 @@ async function main() {
 				node_llama_cpp_version: version,
 				node_version: process.version,
 				warmup: o.warmup,
+				...build,
 			});
 		}
 		await ctx.dispose();
@@ -319,6 +321,26 @@ async function main() {
 	fs.writeSync(1, first ? "[]\n" : "\n]\n");
 	if (model) await model.dispose();
 	process.exit(0);
+}
+
+// buildFacts says which binary runs: node-llama-cpp's buildType
+// ("prebuilt": the portable binaries shipped with the package;
+// "localBuild": compiled on this machine), llama.cpp's system info (the CPU
+// features the binary uses), and, where the process's memory map is
+// readable (Linux), the native addon and the CPU backend library ggml
+// chose, relative to node_modules.
+function buildFacts(llama) {
+	const out = {build_type: String(llama.buildType ?? ""), system_info: ""};
+	try { out.system_info = String(llama.systemInfo ?? "").trim(); } catch {}
+	try {
+		const libs = new Set(fs.readFileSync("/proc/self/maps", "utf8").split("\n").map((l) => l.split(/\s+/).slice(5).join(" ")).filter((p) => p.startsWith("/")));
+		const rel = (p) => { const i = p.lastIndexOf("/node_modules/"); return i >= 0 ? p.slice(i + "/node_modules/".length) : path.basename(p); };
+		for (const p of libs) {
+			if (p.endsWith(".node") && p.includes("llama")) out.native_addon = rel(p);
+			if (/\/libggml-cpu[^/]*\.(so|dylib|dll)$/.test(p)) out.cpu_variant = path.basename(p);
+		}
+	} catch {}
+	return out;
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
