@@ -8,7 +8,8 @@ package compare
 //     documentation fields (description, notes, labels, tags) are left
 //     out;
 //   - what the lock resolved, as the record holds it, under lock.:
-//     lock.engine.commit, lock.engine.patches[0], lock.model.revision,
+//     lock.engine.commit, lock.engine.patches[0], lock.engine.build.flavour
+//     (what the engine said of the binary that ran), lock.model.revision,
 //     lock.model.files."x.gguf".sha256;
 //   - the values of the variables the spec passes from the caller
 //     (passEnv) as the bench process got them, under passEnv.:
@@ -286,6 +287,13 @@ func appendLock(out config, r *results.Run) config {
 	e, m := r.Engine, r.Model
 	add("lock.engine.backend", e.Backend)
 	add("lock.engine.buildId", e.BuildID)
+	if b := e.Build; b != nil {
+		// What the engine said of the binary that ran; the devices it
+		// names are the rig's, and its system info line repeats these.
+		add("lock.engine.build.cpuFeatures", strings.Join(b.CPUFeatures, " "))
+		add("lock.engine.build.cpuVariant", b.CPUVariant)
+		add("lock.engine.build.flavour", b.Flavour)
+	}
 	add("lock.engine.commit", e.Commit)
 	add("lock.engine.family", e.Family)
 	for i, p := range e.Patches {

@@ -274,7 +274,7 @@ const NotRecorded = "(not recorded)"
 // it reports them.
 var GuardFields = []string{
 	"cpu", "cpuCores", "gpu", "gpuCount", "gpuMemoryGB", "driver",
-	"backend", "buildId", "binaries",
+	"backend", "buildId", "binaries", "build",
 	"fileType", "modelSHA256", "quant", "quality",
 }
 
@@ -288,6 +288,7 @@ var fieldNames = map[string]string{
 	"backend":     "engine backend",
 	"buildId":     "engine build id",
 	"binaries":    "engine binary hashes",
+	"build":       "engine build flavour",
 	"fileType":    "model file type",
 	"modelSHA256": "model file hashes",
 	"quant":       "quantization",
@@ -1525,6 +1526,11 @@ func guardValue(f string, r *results.Run, cache *configCache) string {
 		return specString(cache.of(r), "engine.build.backend")
 	case "buildId":
 		return r.Engine.BuildID
+	case "build":
+		// What the engine said of the binary that ran: node-llama-cpp's
+		// prebuilt portable binaries and a build made here run the same
+		// version at different speeds (issue 18 measured prefill at half).
+		return r.Engine.Build.Summary()
 	case "binaries":
 		var kv []string
 		for _, k := range sortedKeys(r.Engine.Binaries) {

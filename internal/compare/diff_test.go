@@ -189,6 +189,41 @@ func TestCompare_guard(t *testing.T) {
 	check("flags only", func(r *results.Run) {
 		r.Spec = json.RawMessage(`{"model":{"quant":"Q4_K_M"},"flags":{"ngl":50}}`)
 	})
+	// What the engine said of the binary that ran: another flavour or
+	// other CPU features is a difference; the devices and backends it
+	// names are not (the rig and the backend field say those).
+	prebuilt := func() *results.Build {
+		return &results.Build{Flavour: "prebuilt", CPUFeatures: []string{"AVX2", "FMA"}, Backends: "CPU", CPU: "AMD EPYC"}
+	}
+	withBuild := func(b *results.Build) func(*results.Run) {
+		return func(r *results.Run) { r.Engine.Build = b }
+	}
+	check("build recorded on one side", withBuild(prebuilt()), "build")
+	mod := func(f func(*results.Build)) *results.Build { b := prebuilt(); f(b); return b }
+	checkBuild := func(name string, b *results.Build, fields ...string) {
+		t.Helper()
+		ra, rb := base(), base()
+		ra.Engine.Build, rb.Engine.Build = prebuilt(), b
+		rep, err := Compare(Side{"a", []results.Run{ra}}, Side{"b", []results.Run{rb}}, Options{Strict: true})
+		var got []string
+		for _, m := range rep.Mismatches {
+			got = append(got, m.Field)
+		}
+		if !slices.Equal(got, fields) || (err != nil) != (len(fields) > 0) {
+			t.Errorf("%s: mismatches %v, strict error %v; want %v", name, got, err, fields)
+		}
+	}
+	checkBuild("same build", prebuilt())
+	checkBuild("same build, other device name", mod(func(b *results.Build) { b.CPU = "AMD EPYC 9654"; b.SystemInfo = "x" }))
+	checkBuild("local build", mod(func(b *results.Build) { b.Flavour = "localBuild" }), "build")
+	checkBuild("other CPU features", mod(func(b *results.Build) { b.CPUFeatures = []string{"AVX512"} }), "build")
+	ra, rb := base(), base()
+	ra.Engine.Build = prebuilt()
+	rb.Engine.Build = &results.Build{Flavour: "localBuild", CPUFeatures: []string{"AVX512"}}
+	_, err := Compare(Side{"a", []results.Run{ra}}, Side{"b", []results.Run{rb}}, Options{Strict: true})
+	if want := "sides are not comparable: engine build flavour prebuilt (AVX2 FMA) → localBuild (AVX512)"; err == nil || err.Error() != want {
+		t.Errorf("strict error %v, want %q", err, want)
+	}
 	// Within one side: two GPUs pooled on B.
 	ra, rb1, rb2 := base(), base(), base()
 	rb2.Rig = &rig.Rig{AcceleratorModelName: "NVIDIA GeForce RTX 3090", AcceleratorsPerNode: 1, AcceleratorDriverVersion: "575.51.03"}
