@@ -80,7 +80,10 @@ func Main() int {
 // values of secret-looking names and options).
 func Run(args []string, stdout, stderr io.Writer) (code int) {
 	secrets := redact.FromEnviron(os.Environ())
-	stdout, stderr = redact.NewWriter(stdout, secrets), redact.NewWriter(stderr, secrets)
+	rout, rerr := redact.NewWriter(stdout, secrets), redact.NewWriter(stderr, secrets)
+	defer rerr.Flush()
+	defer rout.Flush()
+	stdout, stderr = rout, rerr
 	var c cli
 	exited := false
 	parser, err := kong.New(&c,

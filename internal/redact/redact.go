@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Mark replaces a secret value.
@@ -291,8 +292,8 @@ func redactText(s string, found *[]string) string {
 			rest = ""
 		}
 		red := line
-		if l := strings.ToLower(line); candidate(l) {
-			red = redactLine(line, l, found)
+		if c := scan(line); c != 0 {
+			red = redactLine(line, c, found)
 		}
 		if red != line && !changed {
 			changed = true
@@ -312,28 +313,108 @@ func redactText(s string, found *[]string) string {
 	return out
 }
 
-// candidateWords are the lower-case words a line must hold for the
-// line-level rules to run: the parts of secret names, option names,
-// authorization schemes and token prefixes.
-var candidateWords = []string{"token", "secret", "pass", "credential", "auth", "key", "hft",
-	"_pat", "pat_", "pat=", "pat\"", "pat:", "bearer", "basic", "hf_", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
-	"github_pat", "npm_", "glpat", "xox", "akia"}
+// What a line holds that a line-level rule looks for ([scan]).
+const (
+	hasScheme    = 1 << iota // bearer, basic, token: bearerRe
+	hasAuthz                 // authorization: authHeaderRe
+	hasNamePart              // a part of a secret name or flag: optionRe, assignRe
+	hasTokenWord             // the start of a well-known token: tokenRe
+)
 
-// candidate reports whether a lower-cased line holds a candidate word.
-func candidate(l string) bool {
-	for _, w := range candidateWords {
-		if strings.Contains(l, w) {
-			return true
+// scan finds, in one pass without allocating, what a line holds that a
+// line-level rule could match, ASCII case ignored: the words of the
+// authorization schemes, "authorization", the parts of every name
+// [SecretName] or [SecretFlag] recognises ([nameParts]) and the prefixes
+// of well-known tokens ([tokenPrefixes]). A line for which it returns 0
+// holds nothing any rule redacts. Most bytes cost one table look-up.
+func scan(l string) int {
+	c := 0
+	for i := 0; i < len(l); i++ {
+		first := l[i] | 0x20 // lower-case for letters; other bytes fail the switch or foldAt
+		switch first {
+		case 'a':
+			if foldAt(l, i, "authorization") {
+				c |= hasAuthz | hasNamePart
+			} else if foldAt(l, i, "auth") || foldAt(l, i, "apikey") {
+				c |= hasNamePart
+			} else if foldAt(l, i, "akia") {
+				c |= hasTokenWord
+			}
+		case 'b':
+			if foldAt(l, i, "bearer") || foldAt(l, i, "basic") {
+				c |= hasScheme
+			} else if foldAt(l, i, "bhk_") {
+				c |= hasTokenWord
+			}
+		case 'c':
+			if foldAt(l, i, "credential") {
+				c |= hasNamePart
+			}
+		case 'g':
+			if foldAt(l, i, "github_pat_") || foldAt(l, i, "glpat-") ||
+				i+3 < len(l) && l[i+1]|0x20 == 'h' && l[i+3] == '_' && strings.IndexByte("pousr", l[i+2]|0x20) >= 0 {
+				c |= hasTokenWord
+			}
+		case 'h':
+			if foldAt(l, i, "hf_") {
+				c |= hasTokenWord
+			} else if foldAt(l, i, "hft") {
+				c |= hasNamePart
+			}
+		case 'k':
+			if foldAt(l, i, "key") {
+				c |= hasNamePart
+			}
+		case 'n':
+			if foldAt(l, i, "npm_") {
+				c |= hasTokenWord
+			}
+		case 'p':
+			if foldAt(l, i, "passw") || foldAt(l, i, "passphrase") || foldAt(l, i, "pat") {
+				c |= hasNamePart
+			}
+		case 's':
+			if foldAt(l, i, "secret") {
+				c |= hasNamePart
+			} else if foldAt(l, i, "sk-") {
+				c |= hasTokenWord
+			}
+		case 't':
+			if foldAt(l, i, "token") {
+				c |= hasScheme | hasNamePart
+			}
+		case 'x':
+			if foldAt(l, i, "xox") {
+				c |= hasTokenWord
+			}
 		}
 	}
-	return false
+	return c
+}
+
+// foldAt reports whether s holds the lower-case ASCII word w at i, ASCII
+// case ignored.
+func foldAt(s string, i int, w string) bool {
+	if len(s)-i < len(w) {
+		return false
+	}
+	for j := 0; j < len(w); j++ {
+		c := s[i+j]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // redactLine applies the rules that work within one line, each only when
-// the line holds what the rule looks for (the regular expressions are the
+// scan found what the rule looks for (the regular expressions are the
 // expensive part, and most lines hold no secret).
-func redactLine(out, l string, found *[]string) string {
-	if strings.Contains(l, "bearer") || strings.Contains(l, "basic") || strings.Contains(l, "token") {
+func redactLine(out string, c int, found *[]string) string {
+	if c&hasScheme != 0 {
 		out = bearerRe.ReplaceAllStringFunc(out, func(m string) string {
 			sub := bearerRe.FindStringSubmatch(m)
 			if !strings.EqualFold(sub[1], "bearer") && !strings.ContainsAny(sub[3], "0123456789=+/_.-") {
@@ -343,16 +424,14 @@ func redactLine(out, l string, found *[]string) string {
 			return sub[1] + sub[2] + Mark
 		})
 	}
-	if strings.Contains(l, "authorization") {
+	if c&hasAuthz != 0 {
 		out = replaceGroup(out, authHeaderRe, 5, func([]string) bool { return true }, found)
 	}
-	if hasSecretWord(out) {
+	if c&hasNamePart != 0 && hasSecretWord(out) {
 		out = redactAssignments(out, found)
 	}
-	for _, p := range tokenPrefixes {
-		if strings.Contains(l, p) {
-			return tokenRe.ReplaceAllStringFunc(out, func(m string) string { note(found, m); return Mark })
-		}
+	if c&hasTokenWord != 0 {
+		out = tokenRe.ReplaceAllStringFunc(out, func(m string) string { note(found, m); return Mark })
 	}
 	return out
 }
@@ -366,26 +445,7 @@ var nameParts = []string{"token", "secret", "passw", "passphrase", "credential",
 
 // mayBeSecretName is a cheap test before [SecretName]: w holds one of
 // nameParts, ASCII case ignored, without allocating.
-func mayBeSecretName(w string) bool {
-	for _, p := range nameParts {
-		for i := 0; i+len(p) <= len(w); i++ {
-			j := 0
-			for ; j < len(p); j++ {
-				c := w[i+j]
-				if c >= 'A' && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				if c != p[j] {
-					break
-				}
-			}
-			if j == len(p) {
-				return true
-			}
-		}
-	}
-	return false
-}
+func mayBeSecretName(w string) bool { return scan(w)&hasNamePart != 0 }
 
 // hasSecretWord reports whether s holds a name [SecretName] or
 // [SecretFlag] recognises, as a word of name characters.
@@ -700,24 +760,102 @@ func (s *Scrubber) Bytes(b []byte) []byte {
 	return Bytes(b)
 }
 
-// Writer redacts everything written through it with a [Scrubber]. Each
-// Write is redacted on its own: callers write a line or a document at a
-// time, so a secret is never split across two writes.
+// Writer redacts everything written through it with a [Scrubber], a line
+// at a time: complete lines are redacted and written as soon as a Write
+// ends them (everything a Write completes goes out in one write to the
+// underlying writer), so a table written cell by cell (text/tabwriter)
+// is redacted once per line, not once per cell, and a secret split
+// across writes within a line is still found. A partial line is held
+// until its newline arrives, [TailDelay] passes, or [Writer.Flush] is
+// called; a Write holding a carriage return after its last newline (a
+// progress line redrawn in place) is written at once. At most [MaxLine]
+// bytes of a line are held.
+//
+// Writer is safe for concurrent use. Call Flush before the program exits.
 type Writer struct {
 	w io.Writer
 	s *Scrubber
+
+	mu    sync.Mutex
+	tail  []byte // the partial line held back
+	buf   []byte // tail + the lines a Write completes
+	timer *time.Timer
+	armed bool
 }
+
+// TailDelay is how long a [Writer] holds a partial line before writing it
+// as it is (a prompt, "doing x... " before a long step).
+const TailDelay = 50 * time.Millisecond
+
+// MaxLine is the most of one line a [Writer] holds; a longer line is
+// redacted and written in pieces of about this size.
+const MaxLine = 1 << 20
 
 // NewWriter returns a writer that redacts with s (nil: [String] only)
 // before writing to w.
 func NewWriter(w io.Writer, s *Scrubber) *Writer { return &Writer{w: w, s: s} }
 
-// Write writes the redacted p and reports len(p) on success.
+// Write redacts and writes the lines p completes and reports len(p) on
+// success.
 func (w *Writer) Write(p []byte) (int, error) {
-	if _, err := w.w.Write(w.s.Bytes(p)); err != nil {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := bytes.LastIndexByte(p, '\n') + 1
+	if bytes.IndexByte(p[k:], '\r') >= 0 || len(w.tail)+len(p) > MaxLine {
+		k = len(p)
+	}
+	if k == 0 {
+		w.tail = append(w.tail, p...)
+		w.arm()
+		return len(p), nil
+	}
+	emit := p[:k]
+	if len(w.tail) > 0 {
+		w.buf = append(append(w.buf[:0], w.tail...), emit...)
+		emit = w.buf
+	}
+	w.tail = append(w.tail[:0], p[k:]...)
+	if _, err := w.w.Write(w.s.Bytes(emit)); err != nil {
+		w.tail = w.tail[:0]
 		return 0, err
 	}
+	if len(w.buf) > MaxLine {
+		w.buf = nil // do not keep a large table's buffer
+	}
+	if len(w.tail) > 0 {
+		w.arm()
+	}
 	return len(p), nil
+}
+
+// arm makes sure the held partial line is written within TailDelay.
+// w.mu is held.
+func (w *Writer) arm() {
+	if w.armed {
+		return
+	}
+	w.armed = true
+	if w.timer == nil {
+		w.timer = time.AfterFunc(TailDelay, func() { w.Flush() })
+	} else {
+		w.timer.Reset(TailDelay)
+	}
+}
+
+// Flush redacts and writes the partial line held back, if any.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.armed {
+		w.timer.Stop()
+		w.armed = false
+	}
+	if len(w.tail) == 0 {
+		return nil
+	}
+	_, err := w.w.Write(w.s.Bytes(w.tail))
+	w.tail = w.tail[:0]
+	return err
 }
 
 // Unwrap returns the underlying writer (a terminal's *os.File, for
