@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -96,7 +97,10 @@ func (c *resultsListCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "rigor: no runs recorded in %s/ yet ('rigor run ID' records one)\n", results.Dir)
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	// Through a buffer: the table reaches the (line-redacting) writer in
+	// large pieces, not a write per line.
+	bw := bufio.NewWriterSize(e.stdout, 64<<10)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tPOINT\tSTART (UTC)\tSTATUS\tCOMMIT\tMETRIC")
 	for _, r := range rows {
 		m := "-"
@@ -109,7 +113,10 @@ func (c *resultsListCmd) Run(e *env) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Point, r.Start.Format("2006-01-02 15:04"), r.Status, commit, m)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // summaries returns the summaries of the runs to list: from the index for

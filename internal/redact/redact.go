@@ -489,8 +489,14 @@ func redactAssignments(s string, found *[]string) string {
 }
 
 // isNumber reports whether w is a plain decimal number.
+// ParseFloat alone would also take Inf, NaN and hex floats (0x1p3),
+// which may well be passwords.
 func isNumber(w string) bool {
-	_, err := strconv.ParseFloat(strings.TrimRight(w, ",}]"), 64)
+	w = strings.TrimRight(w, ",}]")
+	if w == "" || strings.Trim(w, "0123456789.eE+-") != "" {
+		return false
+	}
+	_, err := strconv.ParseFloat(w, 64)
 	return err == nil
 }
 
