@@ -28,7 +28,6 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -482,22 +481,11 @@ func redactAssignments(s string, found *[]string) string {
 	}, found)
 	return replaceGroup(s, assignRe, 6, func(m []string) bool {
 		// Quotes around the name come in pairs: "../etc/passwd": x is a
-		// path, not a key. A bare number is a measurement, never a
-		// credential ("total_token_throughput": 6243.1 in vLLM's results).
-		return m[1] == m[3] && SecretName(m[2]) && !authScheme(m[6]) && !(m[5] == "" && isNumber(m[6]))
+		// path, not a key. (A measure of tokens such as vLLM's
+		// "total_token_throughput": 6243.1 is not a secret name; a numeric
+		// value of a secret name, a PIN, still is a secret.)
+		return m[1] == m[3] && SecretName(m[2]) && !authScheme(m[6])
 	}, found)
-}
-
-// isNumber reports whether w is a plain decimal number.
-// ParseFloat alone would also take Inf, NaN and hex floats (0x1p3),
-// which may well be passwords.
-func isNumber(w string) bool {
-	w = strings.TrimRight(w, ",}]")
-	if w == "" || strings.Trim(w, "0123456789.eE+-") != "" {
-		return false
-	}
-	_, err := strconv.ParseFloat(w, 64)
-	return err == nil
 }
 
 // authScheme reports whether w is an HTTP authorization scheme, which
