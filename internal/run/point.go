@@ -504,13 +504,6 @@ func (r *Runner) record(prep *Prepared, p *spec.Point, plan *engine.Plan, out *O
 	return rec
 }
 
-func short(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}
-
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
