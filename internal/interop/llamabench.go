@@ -118,7 +118,7 @@ func (c *conv) llamaRun(p *spec.Point, rows []llamabench.Row, label string) (*re
 	r.ID = c.runID(r.Start, label)
 	r.Provenance = c.provenance(label, "")
 	r.Status = results.StatusOK
-	r.Engine = results.Engine{Family: p.Spec.Engine.Family, Source: p.Spec.Engine.Source.Git, Backend: first.Backends}
+	r.Engine = results.Engine{Family: p.Spec.Engine.Family, Source: p.Spec.Engine.Source.Git, Backend: first.Backends, Build: llamabench.Build(rows)}
 	commitFacts(r, first.BuildCommit)
 	r.Model = results.Model{HF: p.Spec.Model.HF, Quant: p.Spec.Model.Quant,
 		Files: []results.File{{Path: first.ModelFilename, Size: first.ModelSize}}}
