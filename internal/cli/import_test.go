@@ -16,7 +16,7 @@ func TestRecordedPath(t *testing.T) {
 		"a.json":                                "experiments/a.json",
 		filepath.Join(root, "x", "b.json"):      "x/b.json",
 		"../../shared/seeds/000_6ca3.json":      "000_6ca3.json",
-		filepath.FromSlash("/work/s/004.json"):  "004.json",
+		filepath.FromSlash("/mnt/s/004.json"):   "004.json",
 		filepath.FromSlash("/home/u/benchmark"): "benchmark",
 	} {
 		if got := recordedPath(root, wd, f); got != want {
