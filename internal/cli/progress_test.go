@@ -22,14 +22,14 @@ func TestPrepareProgress(t *testing.T) {
 	p.Write([]byte("rigor: build commit abc matches "))
 	p.Write([]byte("abcdef\n"))
 	p.close()
-	want := `^rigor: still preparing the engine llama\.cpp 0123456789ab, 0s elapsed
+	want := `^rigor: still preparing the engine llama\.cpp 0123456789ab, \d+s elapsed
 rigor: waiting for another build of this engine, pid 4242 \(lock /c/builds/k\.lock\)
 rigor: build log: /c/builds/k\.tmp-1/build\.log \(build fedcba987654\)
-rigor: fetching the source of llama\.cpp 0123456789ab \(0s elapsed\)
-rigor: configuring llama\.cpp 0123456789ab \(0s elapsed\)
-rigor: compiling llama\.cpp 0123456789ab \(0s elapsed\)
-rigor: still compiling llama\.cpp 0123456789ab: 60%, 0s elapsed
-rigor: verifying llama\.cpp 0123456789ab \(0s elapsed\)
+rigor: fetching the source of llama\.cpp 0123456789ab \(\d+s elapsed\)
+rigor: configuring llama\.cpp 0123456789ab \(\d+s elapsed\)
+rigor: compiling llama\.cpp 0123456789ab \(\d+s elapsed\)
+rigor: still compiling llama\.cpp 0123456789ab: 60%, \d+s elapsed
+rigor: verifying llama\.cpp 0123456789ab \(\d+s elapsed\)
 $`
 	if !regexp.MustCompile(want).Match(out.Bytes()) {
 		t.Errorf("progress:\n%s\nwant:\n%s", out.String(), want)
