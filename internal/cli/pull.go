@@ -103,12 +103,14 @@ func (e *env) verifyModel(ctx context.Context, root, id string, entry *lock.Entr
 	return files, explain(err, id)
 }
 
-// pullBar draws download progress on a terminal; a nil *pullBar draws
-// nothing.
+// pullBar shows download progress: on a terminal a live line redrawn in
+// place; off one (a log, CI) a line at the start and one every heartbeat,
+// each with the rate and an ETA, so a long pull never sits silent.
 type pullBar struct {
 	w     io.Writer
 	repo  string
 	total int64
+	tty   bool
 	start time.Time
 	mu    sync.Mutex
 	files map[string]int64
@@ -117,10 +119,13 @@ type pullBar struct {
 }
 
 func newPullBar(w io.Writer, repo string, total int64) *pullBar {
-	if _, ok := termFile(w); !ok {
-		return nil
+	_, tty := termFile(w)
+	b := &pullBar{w: w, repo: repo, total: total, tty: tty, start: time.Now(), files: map[string]int64{}}
+	if !tty {
+		fmt.Fprintf(w, "rigor: pulling %s: %s\n", repo, humanBytes(total))
+		b.last = b.start
 	}
-	return &pullBar{w: w, repo: repo, total: total, start: time.Now(), files: map[string]int64{}}
+	return b
 }
 
 func (b *pullBar) update(file string, done, _ int64) {
@@ -128,20 +133,39 @@ func (b *pullBar) update(file string, done, _ int64) {
 	defer b.mu.Unlock()
 	b.files[file] = done
 	now := time.Now()
-	if now.Sub(b.last) < 100*time.Millisecond {
+	every := 100 * time.Millisecond
+	if !b.tty {
+		every = heartbeat
+	}
+	if now.Sub(b.last) < every {
 		return
 	}
-	b.last, b.drawn = now, true
+	b.last = now
 	var sum int64
 	for _, n := range b.files {
 		sum += n
 	}
-	pct := 100
-	if b.total > 0 {
-		pct = int(sum * 100 / b.total)
+	line := pullLine(b.repo, sum, b.total, now.Sub(b.start))
+	if b.tty {
+		b.drawn = true
+		fmt.Fprintf(b.w, "\r%s\x1b[K", line)
+		return
 	}
-	rate := float64(sum) / now.Sub(b.start).Seconds()
-	fmt.Fprintf(b.w, "\rrigor: pulling %s %3d%% %s / %s (%s/s)\x1b[K", b.repo, pct, humanBytes(sum), humanBytes(b.total), humanBytes(int64(rate)))
+	fmt.Fprintln(b.w, line)
+}
+
+// pullLine says how far a pull is: percentage, bytes, rate and ETA.
+func pullLine(repo string, sum, total int64, elapsed time.Duration) string {
+	pct := 100
+	if total > 0 {
+		pct = int(sum * 100 / total)
+	}
+	rate := float64(sum) / max(elapsed.Seconds(), 1e-3)
+	eta := ""
+	if rate > 0 && total > sum {
+		eta = ", ETA " + time.Duration(float64(total-sum)/rate*float64(time.Second)).Round(time.Second).String()
+	}
+	return fmt.Sprintf("rigor: pulling %s %3d%% %s / %s (%s/s%s)", repo, pct, humanBytes(sum), humanBytes(total), humanBytes(int64(rate)), eta)
 }
 
 func (b *pullBar) done() {
