@@ -29,29 +29,14 @@ func TestSecretName(t *testing.T) {
 	}
 }
 
+// RedactArgv is redact.Argv (whose table of cases is in internal/redact):
+// one case shows the delegation, and that the argument is left alone.
 func TestRedactArgv(t *testing.T) {
-	for _, c := range []struct {
-		in, want string
-	}{
-		{"llama-bench -m x.gguf --hf-token hf_abc -o json", "llama-bench -m x.gguf --hf-token <redacted> -o json"},
-		{"llama-cli -hft hf_abc -p hi", "llama-cli -hft <redacted> -p hi"},
-		{"vllm serve --api-key=sk-123 --port 8000", "vllm serve --api-key=<redacted> --port 8000"},
-		{"env HF_TOKEN=hf_abc TOKENIZERS_PARALLELISM=false run", "env HF_TOKEN=<redacted> TOKENIZERS_PARALLELISM=false run"},
-		{"curl https://hf.co/x?download=1&token=hf_abc", "curl https://hf.co/x?download=1&token=<redacted>"},
-		{"git clone https://user:ghp_abc@github.com/x/y", "git clone https://user:<redacted>@github.com/x/y"},
-		{"x --url=https://h/p?sig=abc&v=1", "x --url=https://h/p?sig=<redacted>&v=1"},
-		{"llama-bench -t 4 -ub 32 -ctk f16", "llama-bench -t 4 -ub 32 -ctk f16"},
-		{"x --token", "x --token"},
-		{"x -n 128 --max-tokens 5", "x -n 128 --max-tokens 5"},
-	} {
-		got := strings.Join(RedactArgv(strings.Fields(c.in)), " ")
-		if got != c.want {
-			t.Errorf("RedactArgv(%q) = %q, want %q", c.in, got, c.want)
-		}
+	in := []string{"llama-bench", "--hf-token", "hf_abc", "-o", "json"}
+	if got, want := strings.Join(RedactArgv(in), " "), "llama-bench --hf-token <redacted> -o json"; got != want {
+		t.Errorf("RedactArgv(%q) = %q, want %q", in, got, want)
 	}
-	in := []string{"--hf-token", "secret"}
-	RedactArgv(in)
-	if in[1] != "secret" {
+	if in[2] != "hf_abc" {
 		t.Errorf("RedactArgv modified its argument")
 	}
 }
