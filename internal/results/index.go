@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,7 +26,7 @@ const indexDir = ".index"
 
 // indexVersion changes whenever the segment format or the summary does:
 // a segment of another version is rebuilt.
-const indexVersion = 3
+const indexVersion = 4
 
 // racyWindow is how recent a file's modification may be for its entry
 // to be kept: a file changed again within the file system's timestamp
@@ -52,8 +53,13 @@ func (k fileKey) recent(now time.Time) bool {
 }
 
 type segment struct {
-	Version int            `json:"version"`
-	Dir     string         `json:"dir"`
+	Version int    `json:"version"`
+	Dir     string `json:"dir"`
+	// DirKey is the directory's stat when Subdirs and the names of
+	// Records were all it held; zero when they may not be (a record was
+	// too recent to keep, or could not be read).
+	DirKey  fileKey        `json:"dirStat"`
+	Subdirs []string       `json:"subdirs,omitempty"`
 	Records []segmentEntry `json:"records"`
 }
 
@@ -67,6 +73,9 @@ type segmentEntry struct {
 // under results/). '+' cannot occur in an experiment id, so the flattened
 // names never collide.
 func (s *Store) indexPath(dir string) string {
+	if dir == "" {
+		return filepath.Join(s.Dir, indexDir, "+.idx") // results/ itself
+	}
 	return filepath.Join(s.Dir, indexDir, strings.ReplaceAll(dir, "/", "+")+".idx")
 }
 
@@ -76,27 +85,10 @@ func (s *Store) indexPath(dir string) string {
 // beside a "<name>.json") and hidden ones. Only directories are read: no
 // file is opened or stat'ed.
 func (s *Store) recordDirs(experiment string) ([]string, error) {
-	ls, err := s.listRecordDirs(experiment)
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = l.rel
-	}
-	return out, err
-}
-
-// dirListing is a directory of [Store.recordDirs] with its entries as the
-// walk read them; ents is nil when the directory was not read (one
-// experiment's, which its reader lists itself).
-type dirListing struct {
-	rel  string
-	ents []fs.DirEntry
-}
-
-func (s *Store) listRecordDirs(experiment string) ([]dirListing, error) {
 	if experiment != "" {
-		return []dirListing{{rel: experiment}}, nil
+		return []string{experiment}, nil
 	}
-	var out []dirListing
+	var out []string
 	var walk func(rel string) error
 	walk = func(rel string) error {
 		ents, err := os.ReadDir(filepath.Join(s.Dir, filepath.FromSlash(rel)))
@@ -106,18 +98,10 @@ func (s *Store) listRecordDirs(experiment string) ([]dirListing, error) {
 			}
 			return err
 		}
-		names := make(map[string]bool, len(ents))
-		for _, e := range ents {
-			names[e.Name()] = true
-		}
 		if rel != "" {
-			out = append(out, dirListing{rel: rel, ents: ents})
+			out = append(out, rel)
 		}
-		for _, e := range ents {
-			n := e.Name()
-			if !e.IsDir() || strings.HasPrefix(n, ".") || names[n+".json"] {
-				continue
-			}
+		for _, n := range subdirs(ents) {
 			if err := walk(pathJoin(rel, n)); err != nil {
 				return err
 			}
@@ -128,6 +112,23 @@ func (s *Store) listRecordDirs(experiment string) ([]dirListing, error) {
 		return nil, fmt.Errorf("listing runs: %w", err)
 	}
 	return out, nil
+}
+
+// subdirs returns the directories of a listing that may hold records:
+// not hidden, and not raw-output directories (beside a "<name>.json").
+func subdirs(ents []fs.DirEntry) []string {
+	names := make(map[string]bool, len(ents))
+	for _, e := range ents {
+		names[e.Name()] = true
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() && !strings.HasPrefix(n, ".") && !names[n+".json"] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Experiments lists the experiment ids that have a directory under
@@ -150,53 +151,75 @@ func pathJoin(dir, name string) string {
 // was last written are read (and their entries written back). Like
 // [Store.List], a record that cannot be loaded is left out and returned
 // among the warnings.
+//
+// Each directory under results/ is stat'ed; one whose stat matches its
+// segment's is not read again (its subdirectories and record names are
+// the segment's: creating, removing or renaming an entry changes a
+// directory's modification and change times). Each record file is
+// stat'ed, since an edit in place does not change its directory.
 func (s *Store) Summaries(f Filter) ([]*Summary, []error, error) {
 	if f.Experiment != "" {
 		if err := CheckExperimentID(f.Experiment); err != nil {
 			return nil, nil, err
 		}
 	}
-	dirs, err := s.listRecordDirs(f.Experiment)
-	if err != nil {
-		return nil, nil, err
-	}
 	now := indexNow()
 	type result struct {
+		subdirs  []string
 		sums     []*Summary
 		warnings []error
 		err      error
 	}
-	res := make([]result, len(dirs))
-	workers := min(runtime.GOMAXPROCS(0)*2, len(dirs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				r := &res[i]
-				r.sums, r.warnings, r.err = s.dirSummaries(dirs[i].rel, dirs[i].ents, now)
-				dirs[i].ents = nil // let the listing go
-			}
-		}()
+	// The tree is read a level at a time, the directories of a level in
+	// parallel: results/, then lab/ and others, then their experiments.
+	level := []string{""}
+	if f.Experiment != "" {
+		level = []string{f.Experiment}
 	}
-	for i := range dirs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	var listed []string
 	var sums []*Summary
 	var warnings []error
-	for _, r := range res {
-		if r.err != nil {
-			return nil, nil, r.err
+	for len(level) > 0 {
+		res := make([]result, len(level))
+		workers := min(runtime.GOMAXPROCS(0)*2, len(level))
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					r := &res[i]
+					r.subdirs, r.sums, r.warnings, r.err = s.scanDir(level[i], now)
+				}
+			}()
 		}
-		sums = append(sums, r.sums...)
-		warnings = append(warnings, r.warnings...)
+		for i := range level {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		listed = append(listed, level...)
+		var below []string
+		for i, r := range res {
+			if r.err != nil {
+				if level[i] == "" && errors.Is(r.err, fs.ErrNotExist) {
+					return nil, nil, nil
+				}
+				return nil, nil, r.err
+			}
+			sums = append(sums, r.sums...)
+			warnings = append(warnings, r.warnings...)
+			if f.Experiment == "" {
+				for _, d := range r.subdirs {
+					below = append(below, pathJoin(level[i], d))
+				}
+			}
+		}
+		level = below
 	}
 	if f.Experiment == "" {
-		s.pruneIndex(dirs)
+		s.pruneIndex(listed)
 	}
 	if f.Experiment != "" || f.Point != "" {
 		out := sums[:0]
@@ -212,85 +235,121 @@ func (s *Store) Summaries(f Filter) ([]*Summary, []error, error) {
 }
 
 func sortSummaries(sums []*Summary) {
-	sort.SliceStable(sums, func(i, j int) bool {
-		a, b := sums[i], sums[j]
-		if !a.Start.Equal(b.Start) {
-			return a.Start.Before(b.Start)
+	slices.SortStableFunc(sums, func(a, b *Summary) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
 		}
-		return a.ID < b.ID
+		return strings.Compare(a.ID, b.ID)
 	})
 }
 
-// dirSummaries summarizes the records of one directory through its
-// segment, and rewrites the segment when anything changed.
-func (s *Store) dirSummaries(dir string, ents []fs.DirEntry, now time.Time) ([]*Summary, []error, error) {
+// scanDir summarizes the records of one directory through its segment,
+// and returns its subdirectories that may hold records (not raw-output
+// directories, beside a "<name>.json", nor hidden ones). It rewrites the
+// segment when anything changed. A directory that does not exist holds
+// nothing (results/ itself reports fs.ErrNotExist).
+func (s *Store) scanDir(dir string, now time.Time) (dirs []string, sums []*Summary, warnings []error, err error) {
 	abs := filepath.Join(s.Dir, filepath.FromSlash(dir))
-	if ents == nil {
-		var err error
-		ents, err = os.ReadDir(abs)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, nil
+	// The directory's stat is taken before it is read: a change while
+	// it is read leaves a key that no longer matches.
+	dkey, err := statKey(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		if dir == "" {
+			return nil, nil, nil, err
 		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("listing runs of %s: %w", dir, err)
-		}
+		return nil, nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("listing runs of %s: %w", dir, err)
 	}
 	old := s.readSegment(dir)
-	byName := make(map[string]*segmentEntry, len(old.Records))
-	for i := range old.Records {
-		byName[old.Records[i].Name] = &old.Records[i]
-	}
 	seg := segment{Version: indexVersion, Dir: dir}
-	dirty := false
-	var sums []*Summary
-	var warnings []error
-	for _, e := range ents {
-		if !isRecordName(e) {
-			continue
+	// The names of the records, each with its entry in the old segment
+	// (nil for a record it does not hold).
+	var names []string
+	var olds []*segmentEntry
+	if old.DirKey != (fileKey{}) && old.DirKey == dkey {
+		seg.Subdirs = old.Subdirs
+		names = make([]string, len(old.Records))
+		olds = make([]*segmentEntry, len(old.Records))
+		for i := range old.Records {
+			names[i], olds[i] = old.Records[i].Name, &old.Records[i]
 		}
-		p := filepath.Join(abs, e.Name())
+	} else {
+		ents, err := os.ReadDir(abs)
+		if errors.Is(err, fs.ErrNotExist) && dir != "" {
+			return nil, nil, nil, nil
+		}
+		if err != nil {
+			if dir == "" && errors.Is(err, fs.ErrNotExist) {
+				return nil, nil, nil, err
+			}
+			return nil, nil, nil, fmt.Errorf("listing runs of %s: %w", dir, err)
+		}
+		byName := make(map[string]*segmentEntry, len(old.Records))
+		for i := range old.Records {
+			byName[old.Records[i].Name] = &old.Records[i]
+		}
+		seg.Subdirs = subdirs(ents)
+		for _, e := range ents {
+			if dir != "" && isRecordName(e) {
+				names = append(names, e.Name())
+				olds = append(olds, byName[e.Name()])
+			}
+		}
+	}
+	dirty := !slices.Equal(seg.Subdirs, old.Subdirs) || len(names) != len(old.Records)
+	// Trusted is whether every record name is in the new segment: only
+	// then may its listing stand for the directory's.
+	trusted := !dkey.recent(now)
+	sums = make([]*Summary, 0, len(names))
+	seg.Records = make([]segmentEntry, 0, len(names))
+	prefix := abs + string(filepath.Separator)
+	for i, n := range names {
+		p := prefix + n
 		key, err := statKey(p)
 		if err != nil {
+			trusted = false
+			dirty = dirty || olds[i] != nil
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // removed since the directory was read
 			}
 			warnings = append(warnings, &LoadError{Path: p, Err: err})
 			continue
 		}
-		var sum *Summary
-		if ent := byName[e.Name()]; ent != nil && ent.Key == key && ent.Summary != nil {
-			sum = ent.Summary
-		} else {
-			r, err := Load(p)
-			if err != nil {
-				warnings = append(warnings, err)
-				dirty = dirty || ent != nil
-				continue
-			}
-			sum = Summarize(r)
-			// A record changed by hand while it was read keeps the
-			// stat taken before, which no longer matches: it is read
-			// again next time, never trusted stale.
-			if key.recent(now) {
-				dirty = dirty || ent != nil
-				sum.Path = p
-				sums = append(sums, sum)
-				continue
-			}
-			dirty = true
+		if ent := olds[i]; ent != nil && ent.Key == key && ent.Summary != nil {
+			ent.Summary.Path = p
+			seg.Records = append(seg.Records, *ent)
+			sums = append(sums, ent.Summary)
+			continue
 		}
-		seg.Records = append(seg.Records, segmentEntry{Name: e.Name(), Key: key, Summary: sum})
-		c := *sum
-		c.Path = p
-		sums = append(sums, &c)
-	}
-	if len(seg.Records) != len(old.Records) {
 		dirty = true
+		r, err := Load(p)
+		if err != nil {
+			trusted = false
+			warnings = append(warnings, err)
+			continue
+		}
+		sum := Summarize(r)
+		sum.Path = p
+		sums = append(sums, sum)
+		// A record changed by hand while it was read keeps the stat
+		// taken before, which no longer matches: it is read again next
+		// time, never trusted stale. One changed within racyWindow is
+		// not kept at all: it might change again with the same stat.
+		if key.recent(now) {
+			trusted = false
+			continue
+		}
+		seg.Records = append(seg.Records, segmentEntry{Name: n, Key: key, Summary: sum})
 	}
-	if dirty {
+	if trusted {
+		seg.DirKey = dkey
+	}
+	if dirty || seg.DirKey != old.DirKey {
 		s.writeSegment(dir, &seg)
 	}
-	return sums, warnings, nil
+	return seg.Subdirs, sums, warnings, nil
 }
 
 // readSegment returns the segment of a directory, empty when there is
@@ -338,14 +397,14 @@ func (s *Store) writeSegment(dir string, seg *segment) {
 
 // pruneIndex removes the segments of directories that no longer exist,
 // after a listing of every directory.
-func (s *Store) pruneIndex(dirs []dirListing) {
+func (s *Store) pruneIndex(dirs []string) {
 	ents, err := os.ReadDir(filepath.Join(s.Dir, indexDir))
 	if err != nil {
 		return
 	}
 	keep := make(map[string]bool, len(dirs))
 	for _, d := range dirs {
-		keep[filepath.Base(s.indexPath(d.rel))] = true
+		keep[filepath.Base(s.indexPath(d))] = true
 	}
 	for _, e := range ents {
 		n := e.Name()

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // A segment file is text, one line per record after a header line, fields
@@ -13,12 +14,13 @@ import (
 // quick to parse: a year of records (100,000) is about 20 MB, parsed in a
 // fraction of a second, where JSON took seconds.
 //
-//	rigor-index <version> <dir>
+//	rigor-index <version> <dir> size mtime ctime ino subdir-count {subdir}...
 //	name size mtime ctime ino  id experiment point start status error
 //	  commit ref version accelerator accelerators invocation
 //	  import-sha256 import-label metric-count {name test unit n mean}...
 //
-// experiment is empty when it is the directory, point when it equals the
+// The header's stat is the directory's (zeros when its listing is not to
+// be trusted, see [segment.DirKey]). experiment is empty when it is the directory, point when it equals the
 // experiment; start is
 // Unix nanoseconds (UTC); import-sha256 is "-" for a record that was not
 // imported.
@@ -34,8 +36,17 @@ func encodeSegment(seg *segment) []byte {
 	b.WriteString(strconv.Itoa(seg.Version))
 	b.WriteByte('\t')
 	writeField(&b, seg.Dir)
-	b.WriteByte('\n')
 	var num []byte
+	for _, n := range []int64{seg.DirKey.Size, seg.DirKey.Mtime, seg.DirKey.Ctime, int64(seg.DirKey.Ino), int64(len(seg.Subdirs))} {
+		b.WriteByte('\t')
+		num = strconv.AppendInt(num[:0], n, 10)
+		b.Write(num)
+	}
+	for _, d := range seg.Subdirs {
+		b.WriteByte('\t')
+		writeField(&b, d)
+	}
+	b.WriteByte('\n')
 	for _, e := range seg.Records {
 		x := e.Summary
 		exp, point := x.Experiment, x.Point
@@ -125,21 +136,55 @@ func unescapeField(s string) string {
 // decodeSegment parses a segment of the directory dir (the experiment of
 // its records); ok is false for anything but a well-formed segment of
 // this version and directory, which is then rebuilt.
+//
+// It is the bulk of reading the index, so it allocates per segment
+// rather than per record: the summaries, their metrics and their ids and
+// file names each in one block. Nothing it returns points into data.
 func decodeSegment(data []byte, dir string) (seg *segment, ok bool) {
-	text := string(data)
-	head, rest, found := strings.Cut(text, "\n")
-	if !found || head != segmentMagic+"\t"+strconv.Itoa(indexVersion)+"\t"+fieldEscaper.Replace(dir) {
+	if len(data) == 0 {
 		return nil, false
 	}
-	seg = &segment{Version: indexVersion, Dir: dir}
+	// The text is only read here: every value kept is copied out of it.
+	text := unsafe.String(&data[0], len(data))
+	head, rest, found := strings.Cut(text, "\n")
+	if !found {
+		return nil, false
+	}
+	hf := splitTabs(head, nil)
+	if len(hf) < 8 || hf[0] != segmentMagic || hf[1] != strconv.Itoa(indexVersion) || unescapeField(hf[2]) != dir {
+		return nil, false
+	}
+	var dk [5]int64
+	for i := range dk {
+		n, err := strconv.ParseInt(hf[3+i], 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		dk[i] = n
+	}
+	if dk[4] < 0 || int64(len(hf)) != 8+dk[4] {
+		return nil, false
+	}
+	seg = &segment{Version: indexVersion, Dir: dir, DirKey: fileKey{Size: dk[0], Mtime: dk[1], Ctime: dk[2], Ino: uint64(dk[3])}}
+	for _, d := range hf[8:] {
+		seg.Subdirs = append(seg.Subdirs, field(d))
+	}
+	count := strings.Count(rest, "\n")
+	if count == 0 {
+		return seg, rest == ""
+	}
+	sums := make([]Summary, count)
+	seg.Records = make([]segmentEntry, count)
+	metrics := make([]MetricSummary, 0, 2*count)
+	// Names and ids are gathered into one string: offsets first.
+	var names []byte
+	type span struct{ name, id [2]int }
+	spans := make([]span, count)
 	in := interner{}
 	var f []string
-	for rest != "" {
+	for i := range count {
 		var line string
-		line, rest, found = strings.Cut(rest, "\n")
-		if !found {
-			return nil, false // a segment cut short
-		}
+		line, rest, _ = strings.Cut(rest, "\n")
 		f = splitTabs(line, f[:0])
 		if len(f) < segmentFields {
 			return nil, false
@@ -161,10 +206,20 @@ func decodeSegment(data []byte, dir string) (seg *segment, ok bool) {
 		if err1 != nil || err2 != nil || nm < 0 || len(f) != segmentFields+5*nm {
 			return nil, false
 		}
-		// Fields are copied out of the segment's text (which is then
-		// let go) and repeated ones shared: at 100,000 records this
-		// is a third of the memory of keeping the text.
-		x := &Summary{ID: field(f[5]), Experiment: in.get(f[6]), Point: in.get(f[7]),
+		sp := &spans[i]
+		sp.name[0] = len(names)
+		names = appendField(names, f[0])
+		sp.name[1] = len(names)
+		if id := unescapeField(f[5]); id+".json" == unescapeField(f[0]) {
+			sp.id = [2]int{sp.name[0], sp.name[1] - len(".json")}
+		} else {
+			sp.id[0] = len(names)
+			names = append(names, id...)
+			sp.id[1] = len(names)
+		}
+		// Values that repeat from record to record are shared.
+		x := &sums[i]
+		*x = Summary{Experiment: in.get(f[6]), Point: in.get(f[7]),
 			Start: time.Unix(0, start).UTC(), Status: in.get(f[9]), Error: field(f[10]),
 			Engine:      EngineRef{Commit: in.get(f[11]), Ref: in.get(f[12]), Version: in.get(f[13])},
 			Accelerator: in.get(f[14]), Accelerators: accels, Invocation: in.get(f[16])}
@@ -178,21 +233,41 @@ func decodeSegment(data []byte, dir string) (seg *segment, ok bool) {
 			x.Import = &ImportKey{SHA256: field(f[17]), Label: field(f[18])}
 		}
 		if nm > 0 {
-			x.Metrics = make([]MetricSummary, nm)
-			for i := range nm {
-				g := f[segmentFields+5*i:]
+			if len(metrics)+nm > cap(metrics) {
+				metrics = make([]MetricSummary, 0, max(nm, 2*(count-i)))
+			}
+			at := len(metrics)
+			for j := range nm {
+				g := f[segmentFields+5*j:]
 				n, err1 := strconv.Atoi(g[3])
 				mean, err2 := strconv.ParseFloat(g[4], 64)
 				if err1 != nil || err2 != nil {
 					return nil, false
 				}
-				x.Metrics[i] = MetricSummary{Name: in.get(g[0]), Test: in.get(g[1]), Unit: in.get(g[2]), N: n, Mean: mean}
+				metrics = append(metrics, MetricSummary{Name: in.get(g[0]), Test: in.get(g[1]), Unit: in.get(g[2]), N: n, Mean: mean})
 			}
+			x.Metrics = metrics[at:len(metrics):len(metrics)]
 		}
-		seg.Records = append(seg.Records, segmentEntry{Name: field(f[0]),
-			Key: fileKey{Size: nums[0], Mtime: nums[1], Ctime: nums[2], Ino: uint64(nums[3])}, Summary: x})
+		seg.Records[i] = segmentEntry{Key: fileKey{Size: nums[0], Mtime: nums[1], Ctime: nums[2], Ino: uint64(nums[3])}, Summary: x}
+	}
+	if rest != "" {
+		return nil, false // a segment cut short
+	}
+	all := string(names)
+	for i := range seg.Records {
+		sp := spans[i]
+		seg.Records[i].Name = all[sp.name[0]:sp.name[1]]
+		sums[i].ID = all[sp.id[0]:sp.id[1]]
 	}
 	return seg, true
+}
+
+// appendField appends a field unescaped.
+func appendField(b []byte, s string) []byte {
+	if strings.IndexByte(s, '\\') < 0 {
+		return append(b, s...)
+	}
+	return append(b, unescapeField(s)...)
 }
 
 // field is a field unescaped and copied out of the segment's text.
@@ -210,7 +285,7 @@ func (in interner) get(s string) string {
 		return v
 	}
 	v := field(s)
-	in[s] = v
+	in[v] = v
 	return v
 }
 
