@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/metric"
@@ -76,47 +79,123 @@ func (c *resultsListCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	rows := make([]resultRow, 0, len(sums))
-	for _, r := range sums {
-		row := resultRow{ID: r.ID, Experiment: r.Experiment, Point: r.Point, Start: r.Start.UTC(), Status: r.Status,
-			Error: r.Error, Commit: shortCommit(r.Engine), Rig: r.Accelerator, Metric: pickMetric(r.Metrics)}
-		if r.Accelerators > 1 {
-			row.Rig = fmt.Sprintf("%d× %s", r.Accelerators, row.Rig)
-		}
-		if r.Path != "" {
-			if rel, err := filepath.Rel(store.Root, r.Path); err == nil {
-				row.Path = filepath.ToSlash(rel)
-			}
-		}
-		rows = append(rows, row)
-	}
 	if c.JSON {
-		return e.printJSON(rows)
+		return writeResultsJSON(e.stdout, store, sums)
 	}
-	if len(rows) == 0 {
+	if len(sums) == 0 {
 		fmt.Fprintf(e.stderr, "rigor: no runs recorded in %s/ yet ('rigor run ID' records one)\n", results.Dir)
 		return nil
 	}
-	// Through a buffer: the table reaches the (line-redacting) writer in
-	// large pieces, not a write per line.
-	bw := bufio.NewWriterSize(e.stdout, 64<<10)
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPOINT\tSTART (UTC)\tSTATUS\tCOMMIT\tMETRIC")
-	for _, r := range rows {
-		m := "-"
-		if r.Metric != nil {
-			m = fmt.Sprintf("%s %s %s (n=%d)", r.Metric.Key, formatNum(r.Metric.Mean), r.Metric.Unit, r.Metric.N)
-		}
-		commit := r.Commit
-		if commit == "" {
-			commit = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Point, r.Start.Format("2006-01-02 15:04"), r.Status, commit, m)
+	return writeResultsTable(e.stdout, sums)
+}
+
+// row is the line of a run in rigor results.
+func row(r *results.Summary) resultRow {
+	row := resultRow{ID: r.ID, Experiment: r.Experiment, Point: r.Point, Start: r.Start.UTC(), Status: r.Status,
+		Error: r.Error, Commit: shortCommit(r.Engine), Rig: r.Accelerator, Metric: pickMetric(r.Metrics)}
+	if r.Accelerators > 1 {
+		row.Rig = fmt.Sprintf("%d× %s", r.Accelerators, row.Rig)
 	}
-	if err := tw.Flush(); err != nil {
+	return row
+}
+
+// writeResultsJSON prints the runs as one JSON array, a run at a time:
+// memory does not grow with the document (100,000 runs are 40 MB of it).
+// The text is what one json.Encoder with a two-space indent would print.
+func writeResultsJSON(w io.Writer, store *results.Store, sums []*results.Summary) error {
+	if len(sums) == 0 {
+		_, err := io.WriteString(w, "[]\n")
 		return err
 	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var item bytes.Buffer
+	enc := json.NewEncoder(&item)
+	enc.SetIndent("  ", "  ")
+	enc.SetEscapeHTML(false)
+	bw.WriteString("[\n")
+	for i, r := range sums {
+		x := row(r)
+		if r.Path != "" {
+			if rel, err := filepath.Rel(store.Root, r.Path); err == nil {
+				x.Path = filepath.ToSlash(rel)
+			}
+		}
+		item.Reset()
+		if err := enc.Encode(x); err != nil {
+			return err
+		}
+		bw.WriteString("  ")
+		bw.Write(bytes.TrimSuffix(item.Bytes(), []byte("\n")))
+		if i < len(sums)-1 {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("]\n")
 	return bw.Flush()
+}
+
+// writeResultsTable prints the runs as a table whose columns are as wide
+// as their widest cell plus two spaces (what text/tabwriter prints),
+// measuring the columns first and then writing each line as it is made:
+// the table is never held whole.
+func writeResultsTable(w io.Writer, sums []*results.Summary) error {
+	head := [...]string{"ID", "POINT", "START (UTC)", "STATUS", "COMMIT", "METRIC"}
+	const dateLayout = "2006-01-02 15:04"
+	var width [5]int
+	for i := range width {
+		width[i] = utf8.RuneCountInString(head[i])
+	}
+	width[2] = max(width[2], len(dateLayout))
+	for _, r := range sums {
+		width[0] = max(width[0], utf8.RuneCountInString(r.ID))
+		width[1] = max(width[1], utf8.RuneCountInString(r.Point))
+		width[3] = max(width[3], utf8.RuneCountInString(r.Status))
+		width[4] = max(width[4], utf8.RuneCountInString(commitCell(r.Engine)))
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var line []byte
+	cell := func(i int, s string) {
+		line = append(line, s...)
+		for n := utf8.RuneCountInString(s); n < width[i]+2; n++ {
+			line = append(line, ' ')
+		}
+	}
+	line = line[:0]
+	for i := range width {
+		cell(i, head[i])
+	}
+	line = append(append(line, head[5]...), '\n')
+	bw.Write(line)
+	for _, r := range sums {
+		line = line[:0]
+		cell(0, r.ID)
+		cell(1, r.Point)
+		line = r.Start.UTC().AppendFormat(line, dateLayout)
+		for n := len(dateLayout); n < width[2]+2; n++ {
+			line = append(line, ' ')
+		}
+		cell(3, r.Status)
+		cell(4, commitCell(r.Engine))
+		if m := pickMetric(r.Metrics); m != nil {
+			line = fmt.Appendf(line, "%s %s %s (n=%d)", m.Key, formatNum(m.Mean), m.Unit, m.N)
+		} else {
+			line = append(line, '-')
+		}
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// commitCell is the COMMIT column of a run.
+func commitCell(en results.EngineRef) string {
+	if c := shortCommit(en); c != "" {
+		return c
+	}
+	return "-"
 }
 
 // summaries returns the summaries of the runs to list: from the index for

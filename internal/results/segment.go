@@ -210,7 +210,7 @@ func decodeSegment(data []byte, dir string) (seg *segment, ok bool) {
 		sp.name[0] = len(names)
 		names = appendField(names, f[0])
 		sp.name[1] = len(names)
-		if id := unescapeField(f[5]); id+".json" == unescapeField(f[0]) {
+		if id, name := unescapeField(f[5]), unescapeField(f[0]); len(name) == len(id)+len(".json") && strings.HasPrefix(name, id) && strings.HasSuffix(name, ".json") {
 			sp.id = [2]int{sp.name[0], sp.name[1] - len(".json")}
 		} else {
 			sp.id[0] = len(names)
