@@ -357,3 +357,118 @@ func TestIndexSymlinkedRecord(t *testing.T) {
 		t.Errorf("status %q after the link's target changed, want failed", sums[0].Status)
 	}
 }
+
+// TestIndexDirectoryKey covers the directory's key: an unchanged
+// directory's listing comes from its segment, and every way of changing
+// the directory is seen.
+func TestIndexDirectoryKey(t *testing.T) {
+	agedIndex(t)
+	s := Open(t.TempDir())
+	runs := writeRecords(t, s, "lab/e", 3, 0)
+	checkSummaries(t, s, Filter{})
+	seg := segmentOf(t, s, "lab/e")
+	if seg.DirKey == (fileKey{}) || len(seg.Records) != 3 {
+		t.Fatalf("segment of lab/e: key %+v, %d records; want a key and 3", seg.DirKey, len(seg.Records))
+	}
+	if root := segmentOf(t, s, "lab"); !slices.Equal(root.Subdirs, []string{"e"}) {
+		t.Errorf("segment of lab: subdirectories %q, want [e]", root.Subdirs)
+	}
+
+	// A listing planted in the segment, under the directory's true key,
+	// is what the next listing uses: the directory is not read again.
+	planted := *seg
+	planted.Records = seg.Records[1:]
+	s.writeSegment("lab/e", &planted)
+	if sums, _, _ := s.Summaries(Filter{}); len(sums) != 2 {
+		t.Fatalf("%d summaries, want the 2 of the planted listing", len(sums))
+	}
+	// Anything created in the directory changes its key: the listing is
+	// read again and the planted one corrected.
+	if err := os.WriteFile(filepath.Join(s.Dir, "lab", "e", "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkSummaries(t, s, Filter{})
+
+	// A record added with the directory's modification time set back:
+	// its change time still gives it away.
+	dirPath := filepath.Join(s.Dir, "lab", "e")
+	fi, err := os.Stat(dirPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeRecords(t, s, "lab/e", 1, 10)
+	if err := os.Chtimes(dirPath, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkSummaries(t, s, Filter{}); len(got) != 4 {
+		t.Errorf("after adding a record: %d summaries, want 4", len(got))
+	}
+
+	// Renamed: the summary follows the file.
+	from, to := s.RecordPath("lab/e", runs[0].ID), filepath.Join(dirPath, "renamed.json")
+	if err := os.Rename(from, to); err != nil {
+		t.Fatal(err)
+	}
+	sums, warns, err := s.Summaries(Filter{})
+	if err != nil || len(warns) > 0 || len(sums) != 4 || !slices.ContainsFunc(sums, func(x *Summary) bool { return x.Path == to }) ||
+		slices.ContainsFunc(sums, func(x *Summary) bool { return x.Path == from }) {
+		t.Errorf("after a rename: %d summaries, %v, %v; want one at %s, none at %s", len(sums), warns, err, to, from)
+	}
+	if err := os.Rename(to, from); err != nil {
+		t.Fatal(err)
+	}
+
+	// Touched with the same size and content: read again, same summary.
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(from, later, later); err != nil {
+		t.Fatal(err)
+	}
+	checkSummaries(t, s, Filter{})
+
+	// A nested experiment created in a directory whose listing was kept,
+	// and one under a new parent.
+	writeRecords(t, s, "lab/e/deeper", 2, 20)
+	writeRecords(t, s, "other/x", 1, 30)
+	if got := checkSummaries(t, s, Filter{}); len(got) != 7 {
+		t.Errorf("after nested experiments: %d summaries, want 7", len(got))
+	}
+	// Their raw-output directories are not experiments.
+	if seg := segmentOf(t, s, "lab/e"); !slices.Equal(seg.Subdirs, []string{"deeper"}) {
+		t.Errorf("segment of lab/e: subdirectories %q, want [deeper]", seg.Subdirs)
+	}
+
+	// A removed directory: its records go, and its segment too.
+	if err := os.RemoveAll(filepath.Join(s.Dir, "lab", "e", "deeper")); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkSummaries(t, s, Filter{}); len(got) != 5 {
+		t.Errorf("after removing an experiment: %d summaries, want 5", len(got))
+	}
+	if _, err := os.Stat(s.indexPath("lab/e/deeper")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the segment of a removed experiment is kept: %v", err)
+	}
+}
+
+// TestIndexRecentDirectoryNotKept: a directory changed just now may change
+// again within its timestamp's granularity, so its listing is not kept.
+func TestIndexRecentDirectoryNotKept(t *testing.T) {
+	old := racyWindow
+	racyWindow = 200 * time.Millisecond
+	t.Cleanup(func() { racyWindow = old })
+	s := Open(t.TempDir())
+	writeRecords(t, s, "e", 1, 0)
+	time.Sleep(2 * racyWindow)
+	// The record is old enough; the directory, changed now, is not.
+	if err := os.WriteFile(filepath.Join(s.Dir, "e", "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkSummaries(t, s, Filter{})
+	if seg := s.readSegment("e"); seg.DirKey != (fileKey{}) || len(seg.Records) != 1 {
+		t.Errorf("segment: directory key %+v, %d records; want no key (changed a moment ago) and the record", seg.DirKey, len(seg.Records))
+	}
+	time.Sleep(2 * racyWindow)
+	checkSummaries(t, s, Filter{})
+	if seg := s.readSegment("e"); seg.DirKey == (fileKey{}) {
+		t.Error("segment keeps no directory key once the directory has aged")
+	}
+}
