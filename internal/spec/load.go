@@ -641,6 +641,19 @@ func (s *Set) check(e *Experiment, col *collector) {
 	if e.Spec.Engine.RPC != nil && fam != FamilyLlamaCpp && fam != FamilyIkLlamaCpp {
 		bad("engine.rpc", "engine.rpc is only for llama.cpp and ik_llama.cpp")
 	}
+	if b := e.Spec.Engine.Build; b.Flavour != "" && fam != FamilyNodeLlama {
+		bad("engine.build.flavour", "engine.build.flavour is only for node-llama-cpp",
+			"llama.cpp engines are built from their git source (or source: path for binaries built elsewhere); drop flavour")
+	} else if b.LocalBuild() {
+		if b.BackendOrCPU() != "cpu" {
+			bad("engine.build.backend", fmt.Sprintf("engine.build.backend %q: node-llama-cpp's localBuild is CPU only in rigor", b.Backend),
+				"drop backend (or set flavour: \"prebuilt\" to run node-llama-cpp's prebuilt GPU binaries)")
+		}
+		if len(b.CMake)+len(b.Targets)+len(b.Env) > 0 {
+			bad("engine.build", "engine.build.cmake, targets and env are not used by node-llama-cpp's localBuild",
+				"node-llama-cpp builds its bundled llama.cpp with its own options (GGML_NATIVE for this CPU); drop them")
+		}
+	}
 	if fam == FamilyVLLM && e.Spec.Serve == nil {
 		if _, ok := e.Spec.Bench["mode"]; !ok {
 			bad("bench.mode", "bench.mode is required for vllm: throughput, latency or serve")

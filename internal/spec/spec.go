@@ -125,7 +125,20 @@ type Build struct {
 	CMake   []string          `json:"cmake,omitempty"`
 	Targets []string          `json:"targets,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
+	// Flavour is node-llama-cpp's binary flavour: "prebuilt" (also when
+	// unset) or "localBuild" (compiled by rigor from the bundled source).
+	Flavour string `json:"flavour,omitempty"`
 }
+
+// Flavour values of [Build.Flavour], as records name them.
+const (
+	FlavourPrebuilt   = "prebuilt"
+	FlavourLocalBuild = "localBuild"
+)
+
+// LocalBuild reports whether the engine is compiled from node-llama-cpp's
+// bundled source rather than taken prebuilt.
+func (b Build) LocalBuild() bool { return b.Flavour == FlavourLocalBuild }
 
 // BackendOrCPU is the build backend, "cpu" when unset.
 func (b Build) BackendOrCPU() string {
