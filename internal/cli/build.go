@@ -32,6 +32,10 @@ commit, patch hashes, recipe, compiler and platform: a second build of the
 same inputs is found in milliseconds. The binary's own build commit must
 match the locked one. Prints the build id and the directory of the
 binaries. A prebuilt engine (source: path) is only located.
+node-llama-cpp is installed from npm into the engine cache; with
+engine.build.flavour: "localBuild" the llama.cpp source it bundles is
+then compiled for this CPU into the same build cache (cmake, git and a
+C++ compiler needed; no network).
 
 Examples:
   rigor build minimax-m27-b70/baseline

@@ -121,7 +121,8 @@ func (c *cachePruneCmd) Run(e *env) error {
 }
 
 // usedBuilds returns the build ids the module's lockfiles use on this
-// machine: the key each locked llama.cpp-family experiment would build.
+// machine: the key each locked experiment rigor builds would build
+// (llama.cpp engines, node-llama-cpp's localBuild).
 func (e *env) usedBuilds() (map[string]bool, error) {
 	set, err := e.loadSet(nil)
 	if err != nil {
@@ -142,7 +143,7 @@ func (e *env) usedBuilds() (map[string]bool, error) {
 			f, _ = lock.Read(set.Root, x.Package)
 			files[x.Package] = f
 		}
-		if f == nil || f.Experiments[x.ID] == nil || f.Experiments[x.ID].Engine.Commit == "" {
+		if f == nil || f.Experiments[x.ID] == nil {
 			continue
 		}
 		if key, ok := r.BuildKey(context.Background(), x, f.Experiments[x.ID]); ok {
