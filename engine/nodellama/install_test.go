@@ -47,7 +47,11 @@ for p in $pkgs; do
   printf '%s"node_modules/%s":{"version":"%s","integrity":"%s"}' "$sep" "$name" "$ver" "$integ" >> "$lock"
   sep=","
   case "$name" in
-    node-llama-cpp) mkdir -p "$prefix/node_modules/$name/dist"; echo "export {}" > "$prefix/node_modules/$name/dist/index.js";;
+    node-llama-cpp) mkdir -p "$prefix/node_modules/$name/dist"; echo "export {}" > "$prefix/node_modules/$name/dist/index.js"
+      if [ -n "$FAKE_BUNDLE" ]; then
+        mkdir -p "$prefix/node_modules/$name/llama"; cp "$FAKE_BUNDLE" "$prefix/node_modules/$name/llama/gitRelease.bundle"
+        echo '{"tag": "b1234", "llamaCppGithubRepo": "ggml-org/llama.cpp"}' > "$prefix/node_modules/$name/llama/llama.cpp.info.json"
+      fi;;
     @node-llama-cpp/*) if [ "$FAKE_NPM_MODE" != "noaddon" ]; then mkdir -p "$prefix/node_modules/$name/bins/x"; echo bin > "$prefix/node_modules/$name/bins/x/llama-addon.node"; fi;;
   esac
 done

@@ -12,8 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/enginetest"
 	"github.com/rigorbench/rigor/internal/buildcache"
+	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/spec"
 )
 
 // gitBundle makes a real git repository with one commit and bundles it
@@ -350,5 +353,206 @@ func TestNativeEnv(t *testing.T) {
 	want := []string{"HOME=/h", "PATH=/opt/node/bin" + string(os.PathListSeparator) + "/usr/bin", "NODE_LLAMA_CPP_SKIP_DOWNLOAD=false"}
 	if !reflect.DeepEqual(env, want) {
 		t.Errorf("nativeEnv:\n got %v\nwant %v", env, want)
+	}
+}
+
+// fakeNativeNode is a stand-in for node that answers --version and, run on
+// the native build script, lays out what node-llama-cpp's compile leaves
+// (FAKE_BUILD_COMMIT in build-info.cpp, FAKE_BUILD_TYPE as what it loaded).
+const fakeNativeNode = `#!/bin/sh
+case "$1" in
+  --version) echo v20.20.2; exit 0;;
+  *rigor-native-build.mjs)
+    echo call >> "$FAKE_BUILD_CALLS"
+    d=node_modules/node-llama-cpp/llama
+    [ -f "$d/gitRelease.bundle" ] || { echo "no bundle" >&2; exit 1; }
+    [ -d node_modules/@node-llama-cpp/linux-x64 ] && { echo "the prebuilt package was copied" >&2; exit 1; }
+    mkdir -p $d/llama.cpp $d/localBuilds/linux-x64/Release $d/localBuilds/linux-x64/llama.cpp/common
+    echo "[node-llama-cpp] Cloning ggml-org/llama.cpp (local bundle)"
+    echo "-- The C compiler identification is GNU"
+    echo "[ 50%] Building C object ggml.c.o"
+    echo "char const *LLAMA_COMMIT = \"$FAKE_BUILD_COMMIT\";" > $d/localBuilds/linux-x64/llama.cpp/common/build-info.cpp
+    echo addon > $d/localBuilds/linux-x64/Release/llama-addon.node
+    echo lib > $d/localBuilds/linux-x64/Release/libggml-cpu.so
+    echo obj > $d/localBuilds/linux-x64/CMakeCache.txt
+    : > $d/localBuilds/linux-x64/buildDone.status
+    echo "rigor-native-build {\"buildType\":\"$FAKE_BUILD_TYPE\",\"release\":\"b1234\",\"systemInfo\":\"CPU : AVX2 = 1\"}"
+    exit 0;;
+esac
+exit 1
+`
+
+// nativeRequest sets up a stand-in npm and node for a localBuild
+// experiment (the real compile is the nodellama_native testscript) and
+// returns its request; cmake, git and the compilers must be real.
+func nativeRequest(t *testing.T, x map[string]*spec.Point, id string) (engine.Request, *fakeTools, string) {
+	t.Helper()
+	enginetest.NeedTool(t, "cmake", "git", "c++", "cc")
+	bundle, commit := gitBundle(t)
+	f := newFakeTools(t, "v20.20.2")
+	if err := os.WriteFile(f.node, []byte(fakeNativeNode), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bpath := filepath.Join(f.dir, "bundle")
+	if err := os.WriteFile(bpath, bundle, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_BUNDLE", bpath)
+	t.Setenv("FAKE_BUILD_COMMIT", commit[:7])
+	t.Setenv("FAKE_BUILD_TYPE", "localBuild")
+	t.Setenv("FAKE_BUILD_CALLS", filepath.Join(f.dir, "builds"))
+	t.Setenv("PATH", f.dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	entry := &lock.Entry{Engine: lock.EngineLock{Family: "node-llama-cpp", Version: "3.22.1",
+		NPM: &lock.NPMLock{Package: Package, Version: "3.22.1",
+			Platform: &lock.NPMLock{Package: PlatformPackage("linux-x64"), Version: "3.22.1"}}}}
+	return engine.Request{Experiment: x[id].Experiment, Lock: entry, Cache: t.TempDir()}, f, commit
+}
+
+const nativeExperiments = `
+_base: schema.#Experiment & {
+	model: path: "/models/tiny.gguf"
+	engine: {family: "node-llama-cpp", source: npm: "3.22.1", build: flavour: *"localBuild" | _}
+	bench: {p: 32, n: 16, r: 2}
+}
+native:   _base
+prebuilt: _base & {engine: build: flavour: "prebuilt"}
+`
+
+// TestConformance_LocalBuild runs the engine suite's Prepare checks on the
+// localBuild flavour: cached the second time, offline, Locate and
+// BuildKey agree.
+func TestConformance_LocalBuild(t *testing.T) {
+	pts := enginetest.LoadPoints(t, nativeExperiments)
+	rec := func(name string) engine.Finished {
+		return enginetest.ReadFinished(t, filepath.Join("testdata", "runner", name))
+	}
+	enginetest.Run(t, enginetest.Case{
+		Engine:           Engine{},
+		Point:            pts["c/native"],
+		Success:          rec("ok_pp32_tg16_r2"),
+		ReportsBuild:     true,
+		CrashAfterOutput: rec("crash_killed"),
+		RejectedArgs:     rec("err_unknown_arg"),
+		FailedLoad:       rec("err_missing_model"),
+		Prepare: func(t *testing.T) engine.Request {
+			req, _, _ := nativeRequest(t, pts, "c/native")
+			return req
+		},
+	})
+}
+
+func TestPrepare_LocalBuild(t *testing.T) {
+	pts := enginetest.LoadPoints(t, nativeExperiments)
+	req, f, commit := nativeRequest(t, pts, "c/native")
+	ctx := context.Background()
+	p, err := Engine{}.Prepare(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := buildcache.Cache{Root: req.Cache}
+	if p.BinDir != c.EntryDir(p.Engine.BuildID) || p.Engine.Commit != commit || p.BuildCommit != commit[:7] || p.Cached {
+		t.Errorf("prepared: bin %s, build %s, commit %s, build commit %s, cached %v", p.BinDir, p.Engine.BuildID, p.Engine.Commit, p.BuildCommit, p.Cached)
+	}
+	// The entry is laid out as an install: the runner, node_modules with
+	// the local build, no prebuilt package, no build tree.
+	for _, rel := range []string{RunnerFile, ServeFile, "node_modules/node-llama-cpp/llama/localBuilds/linux-x64/Release/llama-addon.node", "node_modules/node-llama-cpp/llama/localBuilds/linux-x64/buildDone.status"} {
+		if _, err := os.Stat(filepath.Join(p.BinDir, filepath.FromSlash(rel))); err != nil {
+			t.Errorf("entry: %v", err)
+		}
+	}
+	for _, rel := range []string{"node_modules/@node-llama-cpp/linux-x64", "node_modules/node-llama-cpp/llama/llama.cpp", "node_modules/node-llama-cpp/llama/localBuilds/linux-x64/CMakeCache.txt"} {
+		if _, err := os.Stat(filepath.Join(p.BinDir, filepath.FromSlash(rel))); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("entry holds %s (%v)", rel, err)
+		}
+	}
+	for _, name := range []string{RunnerFile, "node_modules/node-llama-cpp/llama/localBuilds/linux-x64/Release/llama-addon.node", "node_modules/node-llama-cpp/llama/localBuilds/linux-x64/Release/libggml-cpu.so", "node"} {
+		if len(p.Binaries[name]) != 64 {
+			t.Errorf("binaries: no sha256 of %s in %v", name, keys(p.Binaries))
+		}
+	}
+	// The key is what BuildKey says; the prebuilt flavour has none.
+	if k, err := (Engine{}).BuildKey(ctx, req); err != nil || k != p.Engine.BuildID {
+		t.Errorf("BuildKey: %q, %v; want %s", k, err, p.Engine.BuildID)
+	}
+	preq := req
+	preq.Experiment = pts["c/prebuilt"].Experiment
+	if k, err := (Engine{}).BuildKey(ctx, preq); err != nil || k != "" {
+		t.Errorf("BuildKey of the prebuilt flavour: %q, %v; want none", k, err)
+	}
+	// The prebuilt flavour of the same lock runs the install, not the build.
+	pp, err := Engine{}.Prepare(ctx, preq)
+	if err != nil || pp.BinDir == p.BinDir || pp.Engine.BuildID == p.Engine.BuildID {
+		t.Errorf("prebuilt: %+v, %v", pp, err)
+	}
+
+	// A replaced library is refused, never run.
+	lib := filepath.Join(p.BinDir, "node_modules/node-llama-cpp/llama/localBuilds/linux-x64/Release/libggml-cpu.so")
+	if err := os.WriteFile(lib, []byte("evil"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var bc *buildcache.BinaryChangedError
+	if _, err := (Engine{}).Prepare(ctx, req); !errors.As(err, &bc) {
+		t.Errorf("Prepare with a replaced library: %v", err)
+	}
+	// --rebuild builds it again.
+	builds := func() int {
+		b, _ := os.ReadFile(filepath.Join(f.dir, "builds"))
+		return strings.Count(string(b), "call")
+	}
+	before := builds()
+	rq := req
+	rq.Rebuild = true
+	if _, err := (Engine{}).Prepare(ctx, rq); err != nil || builds() != before+1 {
+		t.Errorf("rebuild: %v, %d builds (was %d)", err, builds(), before)
+	}
+	if _, err := (Engine{}).Prepare(ctx, req); err != nil {
+		t.Errorf("after the rebuild: %v", err)
+	}
+}
+
+func TestPrepare_LocalBuildFails(t *testing.T) {
+	pts := enginetest.LoadPoints(t, nativeExperiments)
+	for _, c := range []struct {
+		name, env, val, want string
+	}{
+		{"wrong commit", "FAKE_BUILD_COMMIT", "0badc0d", "build reports commit 0badc0d (node_modules/node-llama-cpp/llama/localBuilds/linux-x64/llama.cpp/common/build-info.cpp), but node-llama-cpp's bundle is at "},
+		{"prebuilt loaded", "FAKE_BUILD_TYPE", "prebuilt", `node-llama-cpp loaded a "prebuilt" binary after building, not the local build`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _, _ := nativeRequest(t, pts, "c/native")
+			t.Setenv(c.env, c.val)
+			_, err := Engine{}.Prepare(context.Background(), req)
+			var fe *buildcache.FailedError
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want a failed build: %s", err, c.want)
+			}
+			if k, _ := (Engine{}).BuildKey(context.Background(), req); k == "" {
+				t.Fatal("no key")
+			} else if _, err := (buildcache.Cache{Root: req.Cache}).Lookup(k); !errors.Is(err, buildcache.ErrNotFound) {
+				t.Errorf("a failed build left an entry: %v", err)
+			}
+		})
+	}
+}
+
+// Without cmake, a localBuild experiment fails before npm runs, with the
+// tools named; offline without an install it says so.
+func TestPrepare_LocalBuildRefused(t *testing.T) {
+	pts := enginetest.LoadPoints(t, nativeExperiments)
+	req, f, _ := nativeRequest(t, pts, "c/native")
+	path := os.Getenv("PATH")
+	t.Setenv("PATH", f.dir+string(os.PathListSeparator)+toolDir(t, "git", "c++", "cc"))
+	_, err := Engine{}.Prepare(context.Background(), req)
+	if !errors.Is(err, ErrBuildTools) || !strings.Contains(err.Error(), "needs cmake,") && !strings.Contains(err.Error(), "needs cmake ") {
+		t.Errorf("without cmake: %v", err)
+	}
+	if n := f.npmCalls(t); n != 0 {
+		t.Errorf("npm ran %d times before the refusal", n)
+	}
+	t.Setenv("PATH", path)
+	off := req
+	off.Offline = true
+	if _, err := (Engine{}).Prepare(context.Background(), off); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("offline without an install: %v", err)
 	}
 }
