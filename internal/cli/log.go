@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rigorbench/rigor/internal/compare"
 	reportsite "github.com/rigorbench/rigor/internal/report"
@@ -44,16 +45,16 @@ func (c *logCmd) Run(e *env) error {
 	if _, kind, _ := results.ParseRef(c.ID); kind != results.RefExperiment && kind != results.RefPoint {
 		return withHint(fmt.Errorf("%q is not an experiment or point id", c.ID), "rigor log takes an experiment id such as minimax-m27-b70/baseline; 'rigor results' lists run ids and files")
 	}
-	sel, err := e.resolveRef(store, c.ID)
+	sums, runs, err := c.history(e, store)
 	if err != nil {
 		return err
 	}
-	e.warn(sel.Warnings)
-	runs := make([]results.Run, len(sel.Runs))
-	for i, r := range sel.Runs {
-		runs[i] = *r
+	var h *compare.History
+	if runs != nil {
+		h = compare.Log(runs)
+	} else if h, err = compare.LogSummaries(sums, func(x *results.Summary) (*results.Run, error) { return results.Load(x.Path) }); err != nil {
+		return err
 	}
-	h := compare.Log(runs)
 	if c.JSON {
 		err = compare.WriteLogJSON(e.stdout, h)
 	} else {
@@ -62,9 +63,53 @@ func (c *logCmd) Run(e *env) error {
 	if err != nil || c.Plot == "" {
 		return err
 	}
+	if runs == nil {
+		// The figure reads every run's samples and directions: the
+		// records are read now.
+		for _, x := range sums {
+			r, err := results.Load(x.Path)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, *r)
+		}
+	}
 	f := reportsite.HistoryFigure(h, runs)
 	if len(f.Plots) == 0 {
 		return withHint(fmt.Errorf("--plot %s: no run of %s recorded a metric", c.Plot, c.ID), "'rigor results "+c.ID+"' shows the runs and their status")
 	}
 	return writePlot(e, c.Plot, f)
+}
+
+// history returns the runs to show: in the working tree their summaries
+// with details from the index (runs nil), at a git revision the records.
+func (c *logCmd) history(e *env, store *results.Store) ([]*results.Summary, []results.Run, error) {
+	if id, kind, rev := results.ParseRef(c.ID); rev == "" {
+		f := results.Filter{Experiment: id}
+		if kind == results.RefPoint {
+			f.Experiment, f.Point = id[:strings.IndexByte(id, '[')], id
+		}
+		if err := results.CheckExperimentID(f.Experiment); err != nil {
+			return nil, nil, err
+		}
+		sums, warnings, err := store.Details(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(sums) > 0 {
+			e.warn(warnings)
+			return sums, nil, nil
+		}
+		// Nothing recorded: Resolve says what is missing, with its hints.
+	}
+	sel, err := e.resolveRef(store, c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.warn(sel.Warnings)
+	runs := make([]results.Run, len(sel.Runs))
+	for i, r := range sel.Runs {
+		runs[i] = *r
+	}
+	return nil, runs, nil
 }

@@ -362,31 +362,9 @@ func appendRig(out config, g *rig.Rig) config {
 
 // rigGPU is the GPU model name, from the summary field or else the
 // detected GPUs.
-func rigGPU(g *rig.Rig) string {
-	if g == nil {
-		return ""
-	}
-	if g.AcceleratorModelName != "" {
-		return g.AcceleratorModelName
-	}
-	var names []string
-	for _, a := range g.Accelerators {
-		if !slices.Contains(names, a.Name) {
-			names = append(names, a.Name)
-		}
-	}
-	return strings.Join(names, " + ")
-}
+func rigGPU(g *rig.Rig) string { return results.RigGPU(g) }
 
-func rigGPUCount(g *rig.Rig) int {
-	if g == nil {
-		return 0
-	}
-	if g.AcceleratorsPerNode > 0 {
-		return g.AcceleratorsPerNode
-	}
-	return len(g.Accelerators)
-}
+func rigGPUCount(g *rig.Rig) int { return results.RigGPUCount(g) }
 
 func rigDriver(g *rig.Rig) string {
 	if g == nil {

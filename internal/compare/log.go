@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,7 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/rigorbench/rigor/internal/machine"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -92,27 +93,69 @@ type Series struct {
 // rig, engine commit, status and metrics, and a drift marker where the lock,
 // the rig or the spec changed between consecutive runs.
 func Log(runs []results.Run) *History {
-	ptrs := make([]*results.Run, len(runs))
+	sums := make([]*results.Summary, len(runs))
+	full := make(map[*results.Summary]*results.Run, len(runs))
 	for i := range runs {
-		ptrs[i] = &runs[i]
+		sums[i] = results.Summarize(&runs[i])
+		full[sums[i]] = &runs[i]
 	}
-	slices.SortStableFunc(ptrs, runOrder)
-	sortRounds(ptrs)
+	h, _ := LogSummaries(sums, func(s *results.Summary) (*results.Run, error) { return full[s], nil })
+	return h
+}
+
+// LogSummaries is [Log] over the runs' summaries, each with its
+// [results.Detail] (from the index: [results.Store.Details]): a run's
+// record is read, through load, only where a section of its
+// configuration hashes differently from the run it is compared with, to
+// say what changed.
+func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results.Run, error)) (*History, error) {
+	ptrs := slices.Clone(sums)
+	slices.SortStableFunc(ptrs, func(a, b *results.Summary) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	swept := sweptCache{}
+	sortRounds(ptrs, swept)
 	h := &History{}
 	cache := newConfigCache()
-	prevAny := (*results.Run)(nil)
-	prevHost := map[string]*results.Run{}
-	prevPoint := map[string]*results.Run{}
+	configs := map[*results.Summary]config{}
+	var loadErr error
+	configOf := func(s *results.Summary) config {
+		if c, ok := configs[s]; ok {
+			return c
+		}
+		r, err := load(s)
+		if err != nil || r == nil {
+			if loadErr == nil {
+				loadErr = fmt.Errorf("reading run %s to show what changed: %w", s.ID, cmp.Or(err, errors.New("not found")))
+			}
+			return nil
+		}
+		c := cache.build(r)
+		configs[s] = c
+		return c
+	}
+	detail := func(s *results.Summary) *results.Detail {
+		if s.Detail == nil {
+			return &results.Detail{}
+		}
+		return s.Detail
+	}
+	prevAny := (*results.Summary)(nil)
+	prevHost := map[string]*results.Summary{}
+	prevPoint := map[string]*results.Summary{}
 
 	// Label points with the same short names Compare uses.
 	var pts []*point
 	keyOf := make([]string, len(ptrs))
 	byKey := map[string]*point{}
 	for i, r := range ptrs {
-		key, swept := sweptKey(r.Swept)
+		key, sw := swept.of(detail(r).Swept)
 		keyOf[i] = r.Experiment + "\x00" + key
 		if byKey[keyOf[i]] == nil {
-			p := &point{key: key, swept: swept}
+			p := &point{key: key, swept: sw}
 			byKey[keyOf[i]] = p
 			pts = append(pts, p)
 		}
@@ -127,22 +170,20 @@ func Log(runs []results.Run) *History {
 	seenMetric := map[string]bool{}
 	var metricOrder []string
 	for i, r := range ptrs {
+		d := detail(r)
 		if r.Experiment != "" && !slices.Contains(h.Experiments, r.Experiment) {
 			h.Experiments = append(h.Experiments, r.Experiment)
 		}
 		e := Entry{ID: r.ID, Experiment: r.Experiment, Point: byKey[keyOf[i]].label,
-			Start: r.Start, End: r.End, Rig: rigSummary(r), Commit: shortCommit(r.Engine),
-			Status: r.Status, Error: r.Error}
-		if r.Rig != nil {
-			e.Host = r.Rig.Hostname
-		}
-		if busy, why := r.Machine.Busy(machine.DefaultBusyShare); busy {
-			e.Busy = why
-		}
-		for _, m := range r.Metrics {
-			x := m.Samples
+			Start: r.Start, End: d.End, Rig: d.Rig, Host: d.Host, Commit: shortCommitRef(r.Engine.Commit, r.Engine.Ref),
+			Status: r.Status, Error: r.Error, Busy: d.Busy}
+		for j, m := range r.Metrics {
+			var x []float64
+			if j < len(d.Samples) {
+				x = d.Samples[j]
+			}
 			if len(x) == 0 {
-				x = []float64{m.Value}
+				x = []float64{m.Mean}
 			}
 			ci := MeanCI(x, 0.95)
 			e.Metrics = append(e.Metrics, MetricStat{Key: m.Key(), Name: m.Name, Test: m.Test, Unit: m.Unit,
@@ -153,27 +194,33 @@ func Log(runs []results.Run) *History {
 			}
 		}
 
-		cur := cache.of(r)
-		if prevAny != nil {
-			e.Drift = append(e.Drift, diffConfigs(cache.of(prevAny), cur, onlySection(SectionLock))...)
-			if len(e.Drift) == 0 && prevAny.LockDigest != r.LockDigest {
+		// A section whose hash did not change did not change: only the
+		// others are diffed, reading the two records.
+		if p := prevAny; p != nil {
+			if detail(p).Hashes.Lock != d.Hashes.Lock {
+				e.Drift = append(e.Drift, diffConfigs(configOf(p), configOf(r), onlySection(SectionLock))...)
+			}
+			if len(e.Drift) == 0 && detail(p).LockDigest != d.LockDigest {
 				e.Drift = append(e.Drift, Change{Section: SectionLock, Path: "lockDigest",
-					Old: rawString(prevAny.LockDigest), New: rawString(r.LockDigest)})
+					Old: rawString(detail(p).LockDigest), New: rawString(d.LockDigest)})
 			}
 		}
-		if p := prevHost[e.Host]; p != nil {
-			e.Drift = append(e.Drift, diffConfigs(cache.of(p), cur, onlySection(SectionRig))...)
+		if p := prevHost[e.Host]; p != nil && detail(p).Hashes.Rig != d.Hashes.Rig {
+			e.Drift = append(e.Drift, diffConfigs(configOf(p), configOf(r), onlySection(SectionRig))...)
 		}
-		if p := prevPoint[keyOf[i]]; p != nil && (p.SpecDigest != r.SpecDigest || p.SpecDigest == "") {
-			e.Drift = append(e.Drift, diffConfigs(cache.of(p), cur, onlySection(SectionSpec))...)
+		if p := prevPoint[keyOf[i]]; p != nil && (detail(p).SpecDigest != d.SpecDigest || d.SpecDigest == "") && detail(p).Hashes.Spec != d.Hashes.Spec {
+			e.Drift = append(e.Drift, diffConfigs(configOf(p), configOf(r), onlySection(SectionSpec))...)
 		}
-		if p := prevPoint[keyOf[i]]; p != nil {
+		if p := prevPoint[keyOf[i]]; p != nil && detail(p).Hashes.Env != d.Hashes.Env {
 			// passEnv values come from the caller: the spec digest does
 			// not see them change.
-			e.Drift = append(e.Drift, diffConfigs(cache.of(p), cur, onlySection(SectionEnv))...)
+			e.Drift = append(e.Drift, diffConfigs(configOf(p), configOf(r), onlySection(SectionEnv))...)
 		}
 		prevAny, prevHost[e.Host], prevPoint[keyOf[i]] = r, r, r
 		h.Entries = append(h.Entries, e)
+	}
+	if loadErr != nil {
+		return nil, loadErr
 	}
 
 	// tokSOut first, then tokSPrompt, then the rest as they came.
@@ -218,7 +265,31 @@ func Log(runs []results.Run) *History {
 		})
 		h.Chart = c
 	}
-	return h
+	return h, nil
+}
+
+// sweptCache parses each distinct swept-values JSON of a history once:
+// the canonical key and normalized map [sweptKey] makes of it.
+type sweptCache map[string]struct {
+	key   string
+	swept map[string]any
+}
+
+func (c sweptCache) of(js string) (string, map[string]any) {
+	if js == "" {
+		return "", nil
+	}
+	if v, ok := c[js]; ok {
+		return v.key, v.swept
+	}
+	var m map[string]any
+	json.Unmarshal([]byte(js), &m)
+	k, sw := sweptKey(m)
+	c[js] = struct {
+		key   string
+		swept map[string]any
+	}{k, sw}
+	return k, sw
 }
 
 // sortRounds orders the runs of one invocation's round (or of one
@@ -227,12 +298,25 @@ func Log(runs []results.Run) *History {
 // the runs of one experiment that share a start time (an imported sweep,
 // whose records differ only in their ids' random suffixes). Other runs
 // keep their order.
-func sortRounds(runs []*results.Run) {
-	same := func(a, b *results.Run) bool {
+func sortRounds(runs []*results.Summary, swept sweptCache) {
+	round := func(r *results.Summary) int {
+		if r.Detail == nil {
+			return 0
+		}
+		return r.Detail.Round
+	}
+	same := func(a, b *results.Summary) bool {
 		if a.Invocation != "" || b.Invocation != "" {
-			return a.Invocation == b.Invocation && a.Round == b.Round
+			return a.Invocation == b.Invocation && round(a) == round(b)
 		}
 		return a.Experiment == b.Experiment && !a.Start.IsZero() && a.Start.Equal(b.Start)
+	}
+	sweptOf := func(r *results.Summary) map[string]any {
+		if r.Detail == nil {
+			return nil
+		}
+		_, sw := swept.of(r.Detail.Swept)
+		return sw
 	}
 	for i := 0; i < len(runs); {
 		j := i + 1
@@ -241,13 +325,11 @@ func sortRounds(runs []*results.Run) {
 		}
 		if j-i > 1 {
 			group := runs[i:j]
-			slices.SortStableFunc(group, func(a, b *results.Run) int {
-				_, sa := sweptKey(a.Swept)
-				_, sb := sweptKey(b.Swept)
+			slices.SortStableFunc(group, func(a, b *results.Summary) int {
 				if c := strings.Compare(a.Experiment, b.Experiment); c != 0 {
 					return c
 				}
-				return comparePoints(&point{swept: sa}, &point{swept: sb})
+				return comparePoints(&point{swept: sweptOf(a)}, &point{swept: sweptOf(b)})
 			})
 		}
 		i = j
@@ -265,29 +347,17 @@ func rawString(s string) json.RawMessage {
 	return json.RawMessage(quote(s))
 }
 
-func shortCommit(e results.Engine) string {
-	c := e.Commit
+// shortCommitRef is the engine commit shortened to 7 digits, else the
+// requested ref.
+func shortCommitRef(commit, ref string) string {
+	c := commit
 	if c == "" {
-		c = e.Ref
+		c = ref
 	}
 	if len(c) > 7 && hexRE.MatchString(c) {
 		c = c[:7]
 	}
 	return c
-}
-
-func rigSummary(r *results.Run) string {
-	g := r.Rig
-	if g == nil {
-		return ""
-	}
-	if name := rigGPU(g); name != "" {
-		if n := rigGPUCount(g); n > 1 {
-			return fmt.Sprintf("%d× %s", n, name)
-		}
-		return name
-	}
-	return g.HostProcessorModelName
 }
 
 // sparkline draws values (NaN as a gap) with eight block heights between

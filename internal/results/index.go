@@ -26,7 +26,7 @@ const indexDir = ".index"
 
 // indexVersion changes whenever the segment format or the summary does:
 // a segment of another version is rebuilt.
-const indexVersion = 4
+const indexVersion = 5
 
 // racyWindow is how recent a file's modification may be for its entry
 // to be kept: a file changed again within the file system's timestamp
@@ -158,6 +158,15 @@ func pathJoin(dir, name string) string {
 // directory's modification and change times). Each record file is
 // stat'ed, since an edit in place does not change its directory.
 func (s *Store) Summaries(f Filter) ([]*Summary, []error, error) {
+	return s.summaries(f, false)
+}
+
+// Details is [Store.Summaries] with each summary's [Detail].
+func (s *Store) Details(f Filter) ([]*Summary, []error, error) {
+	return s.summaries(f, true)
+}
+
+func (s *Store) summaries(f Filter, detail bool) ([]*Summary, []error, error) {
 	if f.Experiment != "" {
 		if err := CheckExperimentID(f.Experiment); err != nil {
 			return nil, nil, err
@@ -190,7 +199,7 @@ func (s *Store) Summaries(f Filter) ([]*Summary, []error, error) {
 				defer wg.Done()
 				for i := range next {
 					r := &res[i]
-					r.subdirs, r.sums, r.warnings, r.err = s.scanDir(level[i], now)
+					r.subdirs, r.sums, r.warnings, r.err = s.scanDir(level[i], now, detail)
 				}
 			}()
 		}
@@ -248,7 +257,7 @@ func sortSummaries(sums []*Summary) {
 // directories, beside a "<name>.json", nor hidden ones). It rewrites the
 // segment when anything changed. A directory that does not exist holds
 // nothing (results/ itself reports fs.ErrNotExist).
-func (s *Store) scanDir(dir string, now time.Time) (dirs []string, sums []*Summary, warnings []error, err error) {
+func (s *Store) scanDir(dir string, now time.Time, detail bool) (dirs []string, sums []*Summary, warnings []error, err error) {
 	abs := filepath.Join(s.Dir, filepath.FromSlash(dir))
 	// The directory's stat is taken before it is read: a change while
 	// it is read leaves a key that no longer matches.
@@ -262,7 +271,7 @@ func (s *Store) scanDir(dir string, now time.Time) (dirs []string, sums []*Summa
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("listing runs of %s: %w", dir, err)
 	}
-	old := s.readSegment(dir)
+	old := s.readSegment(dir, detail)
 	seg := segment{Version: indexVersion, Dir: dir}
 	// The names of the records, each with its entry in the old segment
 	// (nil for a record it does not hold).
@@ -347,20 +356,58 @@ func (s *Store) scanDir(dir string, now time.Time) (dirs []string, sums []*Summa
 		seg.DirKey = dkey
 	}
 	if dirty || seg.DirKey != old.DirKey {
+		if !detail {
+			s.withDetails(dir, &seg)
+		}
 		s.writeSegment(dir, &seg)
+	}
+	if !detail {
+		for _, x := range sums {
+			x.Detail = nil // as from the index, whether read or summarized now
+		}
 	}
 	return seg.Subdirs, sums, warnings, nil
 }
 
+// withDetails gives the entries of a segment about to be written that
+// were read without their details (by [Store.Summaries]) the details the
+// segment on disk holds for them, reading it again with them. An entry
+// whose stat no longer matches the one there is left without, and is not
+// written.
+func (s *Store) withDetails(dir string, seg *segment) {
+	var full map[string]*segmentEntry
+	for i := range seg.Records {
+		e := &seg.Records[i]
+		if e.Summary.Detail != nil {
+			continue
+		}
+		if full == nil {
+			disk := s.readSegment(dir, true)
+			full = make(map[string]*segmentEntry, len(disk.Records))
+			for j := range disk.Records {
+				full[disk.Records[j].Name] = &disk.Records[j]
+			}
+		}
+		if d := full[e.Name]; d != nil && d.Key == e.Key {
+			// A copy: the summary itself is returned to the caller,
+			// without its detail.
+			c := *e.Summary
+			c.Detail = d.Summary.Detail
+			e.Summary = &c
+		}
+	}
+}
+
 // readSegment returns the segment of a directory, empty when there is
-// none or it cannot be read (it is rebuilt then).
-func (s *Store) readSegment(dir string) *segment {
+// none or it cannot be read (it is rebuilt then); with detail, its
+// summaries' details too.
+func (s *Store) readSegment(dir string, detail bool) *segment {
 	var seg segment
 	data, err := os.ReadFile(s.indexPath(dir))
 	if err != nil {
 		return &seg
 	}
-	if got, ok := decodeSegment(data, dir); ok {
+	if got, ok := decodeSegment(data, dir, detail); ok {
 		return got
 	}
 	return &seg

@@ -36,31 +36,40 @@ func writeRecords(t *testing.T, s *Store, exp string, n int, from int) []*Run {
 	return runs
 }
 
-// checkSummaries compares the index's summaries with the records read
-// from scratch.
+// checkSummaries compares the index's summaries, and its summaries with
+// details, with the records read from scratch.
 func checkSummaries(t *testing.T, s *Store, f Filter) []*Summary {
 	t.Helper()
-	sums, warns, err := s.Summaries(f)
-	if err != nil || len(warns) > 0 {
-		t.Fatalf("Summaries(%+v): %v, warnings %v", f, err, warns)
-	}
 	runs, _, err := s.List(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sums) != len(runs) {
-		t.Fatalf("Summaries(%+v) = %d summaries, List = %d runs", f, len(sums), len(runs))
-	}
-	for i, r := range runs {
-		want := Summarize(r)
-		want.Path = s.RecordPath(r.Experiment, r.ID)
-		got, _ := json.Marshal(sums[i])
-		exp, _ := json.Marshal(want)
-		if string(got) != string(exp) || sums[i].Path != want.Path {
-			t.Errorf("summary %d:\ngot  %s %s\nwant %s %s", i, got, sums[i].Path, exp, want.Path)
+	var out []*Summary
+	for _, detail := range []bool{false, true} {
+		sums, warns, err := s.summaries(f, detail)
+		if err != nil || len(warns) > 0 {
+			t.Fatalf("Summaries(%+v, detail %v): %v, warnings %v", f, detail, err, warns)
+		}
+		if len(sums) != len(runs) {
+			t.Fatalf("Summaries(%+v, detail %v) = %d summaries, List = %d runs", f, detail, len(sums), len(runs))
+		}
+		for i, r := range runs {
+			want := Summarize(r)
+			want.Path = s.RecordPath(r.Experiment, r.ID)
+			if !detail {
+				want.Detail = nil
+			}
+			got, _ := json.Marshal(sums[i])
+			exp, _ := json.Marshal(want)
+			if string(got) != string(exp) || sums[i].Path != want.Path {
+				t.Errorf("summary %d (detail %v):\ngot  %s %s\nwant %s %s", i, detail, got, sums[i].Path, exp, want.Path)
+			}
+		}
+		if !detail {
+			out = sums
 		}
 	}
-	return sums
+	return out
 }
 
 func segmentOf(t *testing.T, s *Store, dir string) *segment {
@@ -69,7 +78,7 @@ func segmentOf(t *testing.T, s *Store, dir string) *segment {
 	if err != nil {
 		t.Fatalf("reading the segment of %s: %v", dir, err)
 	}
-	seg, ok := decodeSegment(data, dir)
+	seg, ok := decodeSegment(data, dir, true)
 	if !ok {
 		t.Fatalf("the segment of %s does not parse:\n%s", dir, data)
 	}
@@ -175,7 +184,7 @@ func TestIndexRecentFilesAreNotKept(t *testing.T) {
 	checkSummaries(t, s, Filter{})
 	// Files written just now may still change within the file system's
 	// timestamp granularity: they are not trusted to the index yet.
-	if seg := s.readSegment("e"); len(seg.Records) != 0 {
+	if seg := s.readSegment("e", true); len(seg.Records) != 0 {
 		t.Errorf("segment holds %d records written a moment ago, want 0", len(seg.Records))
 	}
 }
@@ -309,10 +318,14 @@ func TestSegmentRoundTrip(t *testing.T) {
 			Summary: &Summary{ID: "20260508T032753Z-0001", Experiment: "lab/x", Point: "lab/x[ub=16, t=4]", Start: t0.Add(123456789),
 				Status: StatusFailed, Error: "exit 1:\n\tsee\\stderr", Engine: EngineRef{Commit: "9a26522b", Ref: "b\t1", Version: "v 1"},
 				Accelerator: "Intel Arc Pro B70", Accelerators: 4, Invocation: "inv-1", Import: &ImportKey{SHA256: "abc", Label: "run\n2"},
-				Metrics: []MetricSummary{{Name: "tokSOut", Test: "tg64", Unit: "tok/s", N: 3, Mean: 14.292387000000001}, {Name: "ttftMs", N: 1, Mean: 0.1}}}},
-		{Name: "b.json", Key: fileKey{Size: 1}, Summary: &Summary{ID: "b", Experiment: "elsewhere", Point: "elsewhere", Start: t0, Status: StatusOK}},
+				Metrics: []MetricSummary{{Name: "tokSOut", Test: "tg64", Unit: "tok/s", N: 3, Mean: 14.292387000000001}, {Name: "ttftMs", N: 1, Mean: 0.1}},
+				Detail: &Detail{End: t0.Add(time.Minute), Round: 2, Swept: `{"flags.ub":16,"x":"a\tb"}`, Host: "h1", Rig: "4× Intel Arc Pro B70",
+					Busy: "load 9 on 2 cores before the run", SpecDigest: "sha256:1", LockDigest: "sha256:2",
+					Hashes:  ConfigHashes{Spec: "s", Lock: "l", Env: "e", Rig: "r"},
+					Samples: [][]float64{{14.1, 14.2, 14.577161000000004}, nil}}}},
+		{Name: "b.json", Key: fileKey{Size: 1}, Summary: &Summary{ID: "b", Experiment: "elsewhere", Point: "elsewhere", Start: t0, Status: StatusOK, Detail: &Detail{}}},
 	}}
-	got, ok := decodeSegment(encodeSegment(seg), "lab/x")
+	got, ok := decodeSegment(encodeSegment(seg), "lab/x", true)
 	if !ok {
 		t.Fatalf("does not decode:\n%s", encodeSegment(seg))
 	}
@@ -327,7 +340,7 @@ func TestSegmentRoundTrip(t *testing.T) {
 			t.Errorf("record %d:\ngot  %s\nwant %s", i, b, a)
 		}
 	}
-	if _, ok := decodeSegment(encodeSegment(seg), "lab/y"); ok {
+	if _, ok := decodeSegment(encodeSegment(seg), "lab/y", true); ok {
 		t.Error("a segment decodes as another directory's")
 	}
 }
@@ -463,12 +476,75 @@ func TestIndexRecentDirectoryNotKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSummaries(t, s, Filter{})
-	if seg := s.readSegment("e"); seg.DirKey != (fileKey{}) || len(seg.Records) != 1 {
+	if seg := s.readSegment("e", true); seg.DirKey != (fileKey{}) || len(seg.Records) != 1 {
 		t.Errorf("segment: directory key %+v, %d records; want no key (changed a moment ago) and the record", seg.DirKey, len(seg.Records))
 	}
 	time.Sleep(2 * racyWindow)
 	checkSummaries(t, s, Filter{})
-	if seg := s.readSegment("e"); seg.DirKey == (fileKey{}) {
+	if seg := s.readSegment("e", true); seg.DirKey == (fileKey{}) {
 		t.Error("segment keeps no directory key once the directory has aged")
+	}
+}
+
+// TestIndexKeepsDetails: a listing without details that rewrites a
+// segment keeps the details of the entries it did not read again.
+func TestIndexKeepsDetails(t *testing.T) {
+	agedIndex(t)
+	s := Open(t.TempDir())
+	runs := writeRecords(t, s, "e", 3, 0)
+	checkSummaries(t, s, Filter{})
+	runs = append(runs, writeRecords(t, s, "e", 1, 5)...)
+	if _, _, err := s.Summaries(Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	seg := segmentOf(t, s, "e")
+	if len(seg.Records) != 4 || seg.DirKey == (fileKey{}) {
+		t.Fatalf("segment holds %d records (directory key %+v), want all 4 and a key", len(seg.Records), seg.DirKey)
+	}
+	for i, e := range seg.Records {
+		want, _ := json.Marshal(Summarize(runs[i]).Detail)
+		got, _ := json.Marshal(e.Summary.Detail)
+		if string(got) != string(want) {
+			t.Errorf("detail of %s:\ngot  %s\nwant %s", e.Name, got, want)
+		}
+	}
+}
+
+// TestConfigHashes: each section's hash changes with what the section is
+// made of, and only with it.
+func TestConfigHashes(t *testing.T) {
+	base := testRun("20260508T032753Z-0001", "e", t0, 1, 2)
+	base.Spec = json.RawMessage(`{"flags":{"ub":16},"passEnv":["A"],"description":"x"}`)
+	base.Processes = []Process{{Env: map[string]string{"A": "1"}}}
+	h := configHashes(base)
+	for _, c := range []struct {
+		name    string
+		edit    func(r *Run)
+		changed []string
+	}{
+		{"engine commit", func(r *Run) { r.Engine.Commit = "other" }, []string{"lock"}},
+		{"model file", func(r *Run) { r.Model.Files = append(r.Model.Files, File{Path: "x.gguf", SHA256: "ab"}) }, []string{"lock"}},
+		{"flag", func(r *Run) { r.Spec = json.RawMessage(`{"flags":{"ub":32},"passEnv":["A"],"description":"x"}`) }, []string{"spec", "env"}},
+		{"spec field named lock", func(r *Run) {
+			r.Spec = json.RawMessage(`{"flags":{"ub":16},"passEnv":["A"],"description":"x","lock":1}`)
+		}, []string{"spec", "lock", "env"}},
+		{"passEnv value", func(r *Run) { r.Processes = []Process{{Env: map[string]string{"A": "2"}}} }, []string{"env"}},
+		{"rig driver", func(r *Run) { r.Rig.AcceleratorDriverVersion = "2" }, []string{"rig"}},
+		{"notes", func(r *Run) { r.Notes = "n" }, nil},
+	} {
+		r := *base
+		g := *base.Rig
+		r.Rig = &g
+		c.edit(&r)
+		got := configHashes(&r)
+		var changed []string
+		for _, x := range [][3]string{{"spec", h.Spec, got.Spec}, {"lock", h.Lock, got.Lock}, {"env", h.Env, got.Env}, {"rig", h.Rig, got.Rig}} {
+			if x[1] != x[2] {
+				changed = append(changed, x[0])
+			}
+		}
+		if !slices.Equal(changed, c.changed) {
+			t.Errorf("%s: hashes changed %q, want %q", c.name, changed, c.changed)
+		}
 	}
 }

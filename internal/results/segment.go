@@ -18,16 +18,24 @@ import (
 //	name size mtime ctime ino  id experiment point start status error
 //	  commit ref version accelerator accelerators invocation
 //	  import-sha256 import-label metric-count {name test unit n mean}...
+//	  end round swept host rig busy spec-digest lock-digest
+//	  spec-hash lock-hash env-hash rig-hash {samples}...
 //
 // The header's stat is the directory's (zeros when its listing is not to
 // be trusted, see [segment.DirKey]). experiment is empty when it is the directory, point when it equals the
 // experiment; start is
-// Unix nanoseconds (UTC); import-sha256 is "-" for a record that was not
-// imported.
+// Unix nanoseconds (UTC), end too ("-" for none); import-sha256 is "-" for
+// a record that was not imported. The fields from end on are the
+// summary's [Detail], one samples field per metric (comma-separated, empty
+// for fewer than two samples); they are parsed only when asked for.
 const segmentMagic = "rigor-index"
 
-// segmentFields is the number of fields before the metrics.
-const segmentFields = 20
+// segmentFields is the number of fields before the metrics,
+// detailFields the number of the detail's fields before the samples.
+const (
+	segmentFields = 20
+	detailFields  = 12
+)
 
 func encodeSegment(seg *segment) []byte {
 	var b bytes.Buffer
@@ -37,7 +45,13 @@ func encodeSegment(seg *segment) []byte {
 	b.WriteByte('\t')
 	writeField(&b, seg.Dir)
 	var num []byte
-	for _, n := range []int64{seg.DirKey.Size, seg.DirKey.Mtime, seg.DirKey.Ctime, int64(seg.DirKey.Ino), int64(len(seg.Subdirs))} {
+	key := seg.DirKey
+	for _, e := range seg.Records {
+		if e.Summary.Detail == nil {
+			key = fileKey{} // a record left out: the listing is not whole
+		}
+	}
+	for _, n := range []int64{key.Size, key.Mtime, key.Ctime, int64(key.Ino), int64(len(seg.Subdirs))} {
 		b.WriteByte('\t')
 		num = strconv.AppendInt(num[:0], n, 10)
 		b.Write(num)
@@ -49,6 +63,10 @@ func encodeSegment(seg *segment) []byte {
 	b.WriteByte('\n')
 	for _, e := range seg.Records {
 		x := e.Summary
+		d := x.Detail
+		if d == nil {
+			continue // not written: see [Store.writeSegment]
+		}
 		exp, point := x.Experiment, x.Point
 		if point == exp {
 			point = ""
@@ -96,6 +114,30 @@ func encodeSegment(seg *segment) []byte {
 			num = strconv.AppendFloat(num[:0], m.Mean, 'g', -1, 64)
 			b.Write(num)
 		}
+		b.WriteByte('\t')
+		if d.End.IsZero() {
+			b.WriteByte('-')
+		} else {
+			b.Write(strconv.AppendInt(num[:0], d.End.UnixNano(), 10))
+		}
+		b.WriteByte('\t')
+		b.WriteString(strconv.Itoa(d.Round))
+		for _, f := range []string{d.Swept, d.Host, d.Rig, d.Busy, d.SpecDigest, d.LockDigest,
+			d.Hashes.Spec, d.Hashes.Lock, d.Hashes.Env, d.Hashes.Rig} {
+			b.WriteByte('\t')
+			writeField(&b, f)
+		}
+		for i := range x.Metrics {
+			b.WriteByte('\t')
+			if i < len(d.Samples) {
+				for j, v := range d.Samples[i] {
+					if j > 0 {
+						b.WriteByte(',')
+					}
+					b.Write(strconv.AppendFloat(num[:0], v, 'g', -1, 64))
+				}
+			}
+		}
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
@@ -140,7 +182,7 @@ func unescapeField(s string) string {
 // It is the bulk of reading the index, so it allocates per segment
 // rather than per record: the summaries, their metrics and their ids and
 // file names each in one block. Nothing it returns points into data.
-func decodeSegment(data []byte, dir string) (seg *segment, ok bool) {
+func decodeSegment(data []byte, dir string, detail bool) (seg *segment, ok bool) {
 	if len(data) == 0 {
 		return nil, false
 	}
@@ -203,7 +245,7 @@ func decodeSegment(data []byte, dir string) (seg *segment, ok bool) {
 		}
 		accels, err1 := strconv.Atoi(f[15])
 		nm, err2 := strconv.Atoi(f[19])
-		if err1 != nil || err2 != nil || nm < 0 || len(f) != segmentFields+5*nm {
+		if err1 != nil || err2 != nil || nm < 0 || len(f) != segmentFields+5*nm+detailFields+nm {
 			return nil, false
 		}
 		sp := &spans[i]
@@ -248,6 +290,13 @@ func decodeSegment(data []byte, dir string) (seg *segment, ok bool) {
 			}
 			x.Metrics = metrics[at:len(metrics):len(metrics)]
 		}
+		if detail {
+			d, ok := decodeDetail(f[segmentFields+5*nm:], nm, in)
+			if !ok {
+				return nil, false
+			}
+			x.Detail = d
+		}
 		seg.Records[i] = segmentEntry{Key: fileKey{Size: nums[0], Mtime: nums[1], Ctime: nums[2], Ino: uint64(nums[3])}, Summary: x}
 	}
 	if rest != "" {
@@ -260,6 +309,41 @@ func decodeSegment(data []byte, dir string) (seg *segment, ok bool) {
 		sums[i].ID = all[sp.id[0]:sp.id[1]]
 	}
 	return seg, true
+}
+
+// decodeDetail parses a record's detail fields.
+func decodeDetail(f []string, metrics int, in interner) (*Detail, bool) {
+	d := &Detail{Swept: in.get(f[2]), Host: in.get(f[3]), Rig: in.get(f[4]), Busy: in.get(f[5]),
+		SpecDigest: in.get(f[6]), LockDigest: in.get(f[7]),
+		Hashes: ConfigHashes{Spec: in.get(f[8]), Lock: in.get(f[9]), Env: in.get(f[10]), Rig: in.get(f[11])}}
+	if f[0] != "-" {
+		end, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		d.End = time.Unix(0, end).UTC()
+	}
+	round, err := strconv.Atoi(f[1])
+	if err != nil {
+		return nil, false
+	}
+	d.Round = round
+	for i, field := range f[detailFields : detailFields+metrics] {
+		if field == "" {
+			continue
+		}
+		if d.Samples == nil {
+			d.Samples = make([][]float64, metrics)
+		}
+		for v := range strings.SplitSeq(field, ",") {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, false
+			}
+			d.Samples[i] = append(d.Samples[i], x)
+		}
+	}
+	return d, true
 }
 
 // appendField appends a field unescaped.
