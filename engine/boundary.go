@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/rigorbench/rigor/internal/lock"
@@ -20,8 +22,8 @@ import (
 //
 // Capabilities that only some families have are separate interfaces, found
 // by type assertion: [Sweeper] (several points in one process), [Locator]
-// (where a prepared engine is, without preparing it) and [Builder]
-// (engines rigor compiles into its build cache).
+// (where a prepared engine is, without preparing it), [Builder]
+// (engines rigor compiles into its build cache) and [Server] (serve mode).
 type Engine interface {
 	// Family is the spec.Family* name the engine serves.
 	Family() string
@@ -287,4 +289,55 @@ func HashBinaries(ctx context.Context, cache, dir string, names ...string) (map[
 		out[n] = sums[i].SHA256
 	}
 	return out, nil
+}
+
+// Server is a family that can serve: serve mode (engine/serve) runs it as
+// an OpenAI-compatible server, or reaches one that is already running, and
+// measures it with rigor's load generator. A family that lacks it cannot
+// serve; engine/all wraps every family with serve mode, and the wrapper
+// asks the family for this capability, so adding a family that serves
+// touches only its own package and the registry.
+type Server interface {
+	// PrepareServer is Prepare for a serve experiment: the engine with the
+	// server's executable among its binaries (for a server rigor starts),
+	// or the description of a server it reaches. Prepare's contract
+	// holds.
+	PrepareServer(ctx context.Context, req Request) (*Prepared, error)
+	// Serve says how a run of the serve point reaches its server: the
+	// processes that start it (workers first, the server last, bound to
+	// at; none for a server rigor does not start) and the address the
+	// load generator talks to. Plan's contract holds: argv only,
+	// deterministic, no side effects.
+	Serve(p *spec.Point, in Inputs, at Listen) (*Served, error)
+}
+
+// Listen is the address a server that rigor starts binds to (schema
+// #Serve's host and port).
+type Listen struct {
+	Host string
+	Port int
+}
+
+// Addr is host:port.
+func (l Listen) Addr() string { return net.JoinHostPort(l.Host, strconv.Itoa(l.Port)) }
+
+// URL is the base URL of a server bound to l.
+func (l Listen) URL() string { return "http://" + l.Addr() }
+
+// Served is how a serve run reaches its server.
+type Served struct {
+	// Processes start the server, workers first; none when rigor does not
+	// start it.
+	Processes []Process
+	// URL is the server's base URL, without credentials; the load
+	// generator appends /v1/completions and the like.
+	URL string
+	// Health is the path the load generator polls until it answers 200
+	// before measuring (a server rigor started is loading its model);
+	// "" for none.
+	Health string
+	// APIKeyEnv names the variable holding the API key the load
+	// generator sends; its value reaches the load generator through
+	// Process.SecretEnv and is never recorded.
+	APIKeyEnv string
 }

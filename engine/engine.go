@@ -28,7 +28,11 @@ type Process struct {
 	Env  map[string]string `json:"env,omitempty"`
 	// PassEnv names variables whose values come from the caller.
 	PassEnv []string `json:"passEnv,omitempty"`
-	Dir     string   `json:"dir,omitempty"`
+	// SecretEnv names variables whose values come from the caller and are
+	// secrets (an endpoint's API key): the process gets them, no record,
+	// log or plan holds their values.
+	SecretEnv []string `json:"secretEnv,omitempty"`
+	Dir       string   `json:"dir,omitempty"`
 	// ReadyAddr is the host:port a worker must accept connections on
 	// before the bench starts.
 	ReadyAddr string `json:"readyAddr,omitempty"`

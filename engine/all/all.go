@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/engine/endpoint"
 	"github.com/rigorbench/rigor/engine/llamacpp"
 	"github.com/rigorbench/rigor/engine/nodellama"
 	"github.com/rigorbench/rigor/engine/serve"
@@ -16,13 +17,15 @@ import (
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
-// engines are the families; each can also serve (engine/serve), which
-// leaves its experiments without `serve:` to the family's own engine.
+// engines are the families. Serve mode (engine/serve) wraps each: a
+// family that is an engine.Server serves, and its experiments without
+// `serve:` go to the family's own engine.
 var engines = map[string]engine.Engine{
-	spec.FamilyLlamaCpp:   serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, serve.LlamaServer{}),
-	spec.FamilyIkLlamaCpp: serve.Wrap(llamacpp.Engine{Fork: spec.FamilyIkLlamaCpp}, serve.LlamaServer{}),
-	spec.FamilyVLLM:       serve.Wrap(vllm.Engine{}, serve.VllmServer{}),
-	spec.FamilyNodeLlama:  serve.Wrap(nodellama.Engine{}, serve.NodeServer{}),
+	spec.FamilyLlamaCpp:   serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp}),
+	spec.FamilyIkLlamaCpp: serve.Wrap(llamacpp.Engine{Fork: spec.FamilyIkLlamaCpp}),
+	spec.FamilyVLLM:       serve.Wrap(vllm.Engine{}),
+	spec.FamilyNodeLlama:  serve.Wrap(nodellama.Engine{}),
+	spec.FamilyEndpoint:   serve.Wrap(endpoint.Engine{}),
 }
 
 // Get returns the engine of a family.

@@ -83,7 +83,7 @@ func TestConformance(t *testing.T) {
 		StopErr: errors.New("worker llama-server exited before accepting connections on 127.0.0.1:31790: exit status 1; its stderr ends: error: invalid argument: --no-such-flag")}
 	noload := engine.Finished{ExitCode: -1, Stopped: engine.StoppedWorker,
 		StopErr: errors.New("worker llama-server exited before accepting connections on 127.0.0.1:31790: exit status 1; its stderr ends: llama_model_load: error loading model: failed to open /models/tiny.gguf | srv    load_model: failed to load model, '/models/tiny.gguf'")}
-	e := serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, serve.LlamaServer{})
+	e := serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp})
 	enginetest.Run(t, enginetest.Case{
 		Engine:           e,
 		Point:            p,
@@ -149,7 +149,7 @@ plain: schema.#Experiment & {
 	bench: {p: 32, n: 16, r: 2}
 }
 `)
-	e := serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, serve.LlamaServer{})
+	e := serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp})
 	in := engine.Inputs{BinDir: "/e", Model: "/m.gguf", RunDir: "/r"}
 	got, err := e.Plan(pts["c/plain"], in)
 	if err != nil {
@@ -179,7 +179,7 @@ plain: schema.#Experiment & {
 `)
 	p := pts["c/plain"]
 	outs := measured(t)
-	e := serve.Wrap(vllm.Engine{}, serve.VllmServer{})
+	e := serve.Wrap(vllm.Engine{})
 	enginetest.Run(t, enginetest.Case{
 		Engine:           e,
 		Point:            p,
@@ -211,7 +211,7 @@ func TestWrap_capabilities(t *testing.T) {
 		{llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, true, true, true},
 		{vllm.Engine{}, false, false, false},
 	} {
-		e := serve.Wrap(c.bench, serve.LlamaServer{})
+		e := serve.Wrap(c.bench)
 		_, s := e.(engine.Sweeper)
 		_, l := e.(engine.Locator)
 		_, b := e.(engine.Builder)

@@ -36,32 +36,23 @@ const (
 	RawFile = "serve-requests.jsonl.gz"
 )
 
-// Server is how one family serves: what to prepare and which processes
-// start the server.
-type Server interface {
-	// Prepare prepares the engine and returns it with the server's
-	// executable among its binaries.
-	Prepare(ctx context.Context, bench engine.Engine, req engine.Request) (*engine.Prepared, error)
-	// Processes are the server process and the workers it needs, workers
-	// first, the server last.
-	Processes(p *spec.Point, in engine.Inputs, bench engine.Engine, c Config) ([]engine.Process, error)
-}
-
 // Engine is a family that can also serve.
 type Engine struct {
 	// Bench is the family's own engine, for experiments without serve.
 	Bench engine.Engine
-	// Server starts the family's server.
-	Server Server
+	// Server is the family's serving capability, nil when it has none.
+	Server engine.Server
 }
 
 var _ engine.Engine = Engine{}
 
-// Wrap is the family's engine that can also serve, with exactly the
-// capabilities (Sweeper, Locator, Builder) of the family's own engine: a
-// capability the family lacks is not claimed for it.
-func Wrap(bench engine.Engine, server Server) engine.Engine {
-	e := Engine{Bench: bench, Server: server}
+// Wrap is the family's engine that can also serve (when it is an
+// [engine.Server]), with exactly the capabilities (Sweeper, Locator,
+// Builder) of the family's own engine: a capability the family lacks is
+// not claimed for it.
+func Wrap(bench engine.Engine) engine.Engine {
+	e := Engine{Bench: bench}
+	e.Server, _ = bench.(engine.Server)
 	sw, s := bench.(engine.Sweeper)
 	lo, l := bench.(engine.Locator)
 	bu, b := bench.(engine.Builder)
@@ -124,7 +115,10 @@ func (e Engine) Prepare(ctx context.Context, req engine.Request) (*engine.Prepar
 	if req.Experiment == nil || !isServe(&req.Experiment.Spec) {
 		return e.Bench.Prepare(ctx, req)
 	}
-	return e.Server.Prepare(ctx, e.Bench, req)
+	if e.Server == nil {
+		return nil, fmt.Errorf("%s: %s cannot serve yet", req.Experiment.ID, e.Bench.Family())
+	}
+	return e.Server.PrepareServer(ctx, req)
 }
 
 // Plan plans a serve point as the server (and its workers) and the load
@@ -139,19 +133,32 @@ func (e Engine) Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 			return nil, &engine.ReservedArgError{Arg: a, Why: why}
 		}
 	}
+	if e.Server == nil {
+		return nil, fmt.Errorf("%s cannot serve yet", e.Bench.Family())
+	}
 	c, err := ConfigOf(s.Serve)
 	if err != nil {
 		return nil, err
 	}
-	procs, err := e.Server.Processes(p, in, e.Bench, c)
+	sv, err := e.Server.Serve(p, in, c.Listen())
 	if err != nil {
 		return nil, err
 	}
-	model := in.Model
+	procs := sv.Processes
+	model := s.Model.Name // the name a server rigor did not start knows its model by
+	if model == "" {
+		model = in.Model
+	}
 	if model == "" {
 		model = engine.ModelPath(s.Model, "")
 	}
-	argv := []string{Self, "loadgen", "--url", c.URL(), "--endpoint", c.Endpoint, "--model", model}
+	argv := []string{Self, "loadgen", "--url", sv.URL, "--endpoint", c.Endpoint, "--model", model}
+	if sv.Health != "/health" {
+		argv = append(argv, "--health="+sv.Health)
+	}
+	if sv.APIKeyEnv != "" {
+		argv = append(argv, "--api-key-env", sv.APIKeyEnv)
+	}
 	for _, a := range p.Bench {
 		argv = append(argv, a.Argv()...)
 	}
@@ -165,10 +172,16 @@ func (e Engine) Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 	if c.RequestTimeout > 0 {
 		argv = append(argv, "--timeout", strconv.Itoa(c.RequestTimeout)+"s")
 	}
-	argv = append(argv, "--ready-timeout", strconv.Itoa(c.ReadyTimeout)+"s",
-		"--out", in.Run(ResultFile), "--raw", in.Run(RawFile))
-	procs = append(procs, engine.Process{Role: "bench", Name: "loadgen", Argv: argv, Env: engine.Env(s.Env),
-		PassEnv: s.PassEnv, Outputs: []string{ResultFile, RawFile}})
+	if sv.Health != "" {
+		argv = append(argv, "--ready-timeout", strconv.Itoa(c.ReadyTimeout)+"s")
+	}
+	argv = append(argv, "--out", in.Run(ResultFile), "--raw", in.Run(RawFile))
+	lg := engine.Process{Role: "bench", Name: "loadgen", Argv: argv, Env: engine.Env(s.Env),
+		PassEnv: s.PassEnv, Outputs: []string{ResultFile, RawFile}}
+	if sv.APIKeyEnv != "" {
+		lg.SecretEnv = []string{sv.APIKeyEnv}
+	}
+	procs = append(procs, lg)
 	return &engine.Plan{Point: p.ID, Family: s.Engine.Family, Processes: procs}, nil
 }
 
@@ -185,7 +198,11 @@ func (e Engine) Judge(p *spec.Point, f engine.Finished) engine.Verdict {
 	if !isServe(&p.Spec) {
 		return e.Bench.Judge(p, f)
 	}
-	return Judge(f)
+	v := Judge(f)
+	if p.Spec.Engine.Source.URL != "" {
+		unstarted(&v, p, f)
+	}
+	return v
 }
 
 // sweep is the family's Sweeper: bench points combine as the family's
@@ -225,13 +242,8 @@ type Config struct {
 	ReadyTimeout, RequestTimeout int
 }
 
-// URL is the server's base URL.
-func (c Config) URL() string {
-	return "http://" + c.Host + ":" + strconv.Itoa(c.Port)
-}
-
-// Addr is host:port.
-func (c Config) Addr() string { return c.Host + ":" + strconv.Itoa(c.Port) }
+// Listen is the address a server rigor starts binds to.
+func (c Config) Listen() engine.Listen { return engine.Listen{Host: c.Host, Port: c.Port} }
 
 // ConfigOf reads the serve section with its defaults.
 func ConfigOf(m map[string]any) (Config, error) {

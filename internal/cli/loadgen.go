@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/internal/loadgen"
+	"github.com/rigorbench/rigor/internal/redact"
 )
 
 // loadgenCmd is the bench process of a serve experiment's plan: rigor
@@ -56,7 +57,7 @@ func (c *loadgenCmd) Run(e *env) error {
 		v, ok := os.LookupEnv(c.APIKeyEnv)
 		if !ok || v == "" {
 			return withHint(fmt.Errorf("--api-key-env: %s is not set", c.APIKeyEnv),
-				"set it in the environment rigor runs in and name it in the experiment's passEnv")
+				"set it in the environment rigor runs in; an experiment names it in serve.apiKeyEnv")
 		}
 		cfg.APIKey = v
 	}
@@ -80,6 +81,17 @@ func (c *loadgenCmd) Run(e *env) error {
 	})
 	if err != nil {
 		return err
+	}
+	if cfg.APIKey != "" {
+		// A server may echo the key it refused ("invalid key sk-…"):
+		// nothing the load generator writes holds it.
+		sc := redact.NewScrubber(cfg.APIKey)
+		for _, r := range reqs {
+			r.Error = sc.String(r.Error)
+		}
+		for k, b := range described {
+			described[k] = sc.Bytes(b)
+		}
 	}
 	res := loadgen.Summarize(&cfg, reqs, dur)
 	res.Server = described

@@ -55,6 +55,10 @@ type EngineRequest struct {
 	NPM    string `json:"npm,omitempty"`
 	Python string `json:"python,omitempty"`
 	Path   string `json:"path,omitempty"`
+	// URL is an endpoint's base URL (the endpoint family). It holds no
+	// credentials: the spec refuses them, and the API key's value never
+	// reaches a lockfile.
+	URL string `json:"url,omitempty"`
 }
 
 // EngineLock is what an engine's source resolved to.
@@ -76,6 +80,9 @@ type EngineLock struct {
 	Binaries []FileLock `json:"binaries,omitempty"`
 	// Version is what the engine reports as its version, when known.
 	Version string `json:"version,omitempty"`
+	// Unpinned says why nothing of the engine is pinned (an endpoint rigor
+	// did not start); empty for every engine the lock pins.
+	Unpinned string `json:"unpinned,omitempty"`
 }
 
 // PatchLock is one patch file: its path relative to the module root, as
@@ -103,6 +110,9 @@ type ModelRequest struct {
 	Files     []string        `json:"files,omitempty"`
 	Path      string          `json:"path,omitempty"`
 	Synthetic *spec.Synthetic `json:"synthetic,omitempty"`
+	// Name is the model's name as an endpoint serves it (the endpoint
+	// family): nothing of its bytes is locked.
+	Name string `json:"name,omitempty"`
 }
 
 // ModelLock is what a model resolved to.

@@ -23,7 +23,7 @@ import (
 // model locks the model of x.
 func (r *Resolver) model(ctx context.Context, x *spec.Experiment, old *ModelLock) (ModelLock, error) {
 	m := x.Spec.Model
-	req := ModelRequest{HF: m.HF, Revision: m.Revision, Files: m.Files, Path: m.Path, Synthetic: m.Synthetic}
+	req := ModelRequest{HF: m.HF, Revision: m.Revision, Files: m.Files, Path: m.Path, Synthetic: m.Synthetic, Name: m.Name}
 	if len(req.Files) == 0 {
 		req.Files = nil
 	}
@@ -66,6 +66,8 @@ func (r *Resolver) model(ctx context.Context, x *spec.Experiment, old *ModelLock
 			return fail(err)
 		}
 		ml.Files = files
+	case m.Name != "":
+		// An endpoint's model: only its name is known.
 	default:
 		return fail(errors.New("the model names no hf repo, path or synthetic model"))
 	}
@@ -391,6 +393,9 @@ func (e *Entry) ModelFiles(cache, hfCache string) []string {
 // model path or the hub snapshot directory itself.
 func (e *Entry) EntryModel(cache, hfCache string) string {
 	m := e.Model
+	if m.Requested.HF == "" && m.Requested.Path == "" && m.Synthetic == nil {
+		return "" // an endpoint's model: a name, no file
+	}
 	if m.Synthetic != nil {
 		return SyntheticPath(cache, m.Synthetic.SHA256)
 	}

@@ -63,6 +63,9 @@ func ParseUpdate(names []string) (Update, error) {
 	return u, nil
 }
 
+// EndpointUnpinned is what the lock of an endpoint says of its engine.
+const EndpointUnpinned = "an endpoint rigor does not start: its build and model are the server's, the lock pins neither"
+
 // DefaultConcurrency bounds how many experiments are resolved at once.
 const DefaultConcurrency = 4
 
@@ -258,7 +261,7 @@ func (r *Resolver) Resolve(ctx context.Context, x *spec.Experiment, old *Entry) 
 func (r *Resolver) engine(ctx context.Context, x *spec.Experiment, old *EngineLock) (EngineLock, error) {
 	s := x.Spec.Engine
 	src := s.Source
-	req := EngineRequest{Git: src.Git, Ref: src.Ref, NPM: src.NPM, Python: src.Python, Path: src.Path}
+	req := EngineRequest{Git: src.Git, Ref: src.Ref, NPM: src.NPM, Python: src.Python, Path: src.Path, URL: src.URL}
 	el := EngineLock{Family: s.Family, Requested: req}
 	keep := old != nil && old.Family == s.Family && old.Requested == req && !r.opts.Update.Engine
 	fail := func(input string, err error) (EngineLock, error) {
@@ -319,8 +322,13 @@ func (r *Resolver) engine(ctx context.Context, x *spec.Experiment, old *EngineLo
 			return fail(InputEngine, err)
 		}
 		el.Binaries = bins
+	case "url":
+		// A server rigor did not start: there is nothing to resolve
+		// (lock needs neither the server nor its key), and nothing to
+		// pin. The spec refused credentials in the URL.
+		el.Unpinned = EndpointUnpinned
 	default:
-		return fail(InputEngine, errors.New("the engine has no source (git, npm, python or path)"))
+		return fail(InputEngine, errors.New("the engine has no source (git, npm, python, path or url)"))
 	}
 	return el, nil
 }

@@ -144,6 +144,10 @@ type Engine struct {
 	// that ran; absent when the family reports nothing of it (and in
 	// records made before rigor read it).
 	Build *Build `json:"build,omitempty"`
+	// Unpinned says why the engine is not pinned (an endpoint rigor did
+	// not start: nothing of its build or model is locked); empty for
+	// every engine rigor builds, installs or starts.
+	Unpinned string `json:"unpinned,omitempty"`
 }
 
 // Build is what an engine reports of the binary that ran, read from its
@@ -175,6 +179,11 @@ type Build struct {
 	Binary string `json:"binary,omitempty"`
 	// SystemInfo is llama.cpp's system info line as the engine printed it.
 	SystemInfo string `json:"systemInfo,omitempty"`
+	// Reported is what a server rigor did not start says of itself, by
+	// path: the JSON of /v1/models, and of /props (llama-server) or
+	// /version (vLLM) where it answers them, secrets redacted and long
+	// strings (a chat template) cut.
+	Reported map[string]json.RawMessage `json:"reported,omitempty"`
 }
 
 // Summary is the flavour and the CPU features, as the comparability guard
@@ -240,6 +249,9 @@ type Model struct {
 	RealPath string `json:"realPath,omitempty"`
 	Quant    string `json:"quant,omitempty"`
 	Files    []File `json:"files,omitempty"`
+	// Name is the model's name as a server rigor did not start serves it
+	// (the endpoint family); its bytes are not known.
+	Name string `json:"name,omitempty"`
 }
 
 // File is one model file with its hash.

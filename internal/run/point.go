@@ -239,8 +239,12 @@ func (r *Runner) abs(p string) string {
 
 func (r *Runner) prepareModel(ctx context.Context, x *spec.Experiment, entry *lock.Entry, p *Prepared) error {
 	m := entry.Model
-	p.Model = results.Model{HF: m.Requested.HF, Revision: m.Requested.Revision, Commit: m.Commit, Path: m.Requested.Path, Quant: x.Spec.Model.Quant}
+	p.Model = results.Model{HF: m.Requested.HF, Revision: m.Requested.Revision, Commit: m.Commit, Path: m.Requested.Path, Quant: x.Spec.Model.Quant,
+		Name: m.Requested.Name}
 	p.Inputs.Model = r.abs(entry.EntryModel(r.Cache, r.HFCache))
+	if m.Requested.HF == "" && m.Requested.Path == "" && m.Synthetic == nil {
+		return nil // a model known by name only (an endpoint's): no bytes to verify
+	}
 	if m.Requested.Path != "" {
 		if real, err := filepath.EvalSymlinks(p.Inputs.Model); err == nil {
 			p.Model.RealPath = real
@@ -373,6 +377,15 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		getenv = os.LookupEnv
 	}
 	env, passed := Environment(getenv, nil, x.Spec.PassEnv)
+	// Secrets a plan asks for (an endpoint's API key) reach its processes
+	// but not the record: they are not among the passed variables.
+	for _, pp := range plan.Processes {
+		for _, k := range pp.SecretEnv {
+			if v, ok := getenv(k); ok {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
 	timeout := r.Timeout
 	if timeout == 0 {
 		timeout = time.Hour

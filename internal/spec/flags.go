@@ -67,11 +67,15 @@ var familyDefs = map[string][2]string{
 	FamilyIkLlamaCpp: {"#IkLlamaBenchFlags", "#LlamaBench"},
 	FamilyVLLM:       {"#VllmFlags", "#VllmBench"},
 	FamilyNodeLlama:  {"#NodeLlamaFlags", "#LlamaBench"},
+	// An endpoint is measured in serve mode only; without serve its
+	// tables are serve mode's, and the experiment is refused.
+	FamilyEndpoint: {"#EndpointFlags", "#Workload"},
 
 	ServePrefix + FamilyLlamaCpp:   {"#LlamaServerFlags", "#Workload"},
 	ServePrefix + FamilyIkLlamaCpp: {"#IkLlamaServerFlags", "#Workload"},
 	ServePrefix + FamilyVLLM:       {"#VllmFlags", "#Workload"},
 	ServePrefix + FamilyNodeLlama:  {"#NodeLlamaServerFlags", "#Workload"},
+	ServePrefix + FamilyEndpoint:   {"#EndpointFlags", "#Workload"},
 }
 
 // flagTable reads the flag definitions of a schema definition.

@@ -575,6 +575,15 @@ func (s *Set) check(e *Experiment, col *collector) {
 		e.Broken = true
 	}
 	m := e.Spec.Model
+	fam := e.Spec.Engine.Family
+	if fam == FamilyEndpoint {
+		s.checkEndpoint(e, bad)
+		return
+	}
+	if m.Name != "" {
+		bad("model.name", "model.name is for the endpoint family, whose model rigor cannot lock",
+			"give the model's bytes with hf, path or synthetic")
+	}
 	if m.HF == "" && m.Path == "" && m.Synthetic == nil {
 		bad("model", "model has no source: set hf, path or synthetic",
 			`write model: {hf: "owner/name", files: ["*.gguf"]}, model: path: "/models/x.gguf", or model: synthetic: {…}`)
@@ -584,18 +593,17 @@ func (s *Set) check(e *Experiment, col *collector) {
 	}
 	src := e.Spec.Engine.Source
 	kinds := 0
-	for _, k := range []string{src.Git, src.NPM, src.Python, src.Path} {
+	for _, k := range []string{src.Git, src.NPM, src.Python, src.Path, src.URL} {
 		if k != "" {
 			kinds++
 		}
 	}
-	fam := e.Spec.Engine.Family
 	switch {
 	case kinds == 0:
-		bad("engine.source", "engine.source is empty: set one of git, npm, python or path",
+		bad("engine.source", "engine.source is empty: set one of git, npm, python, path or url",
 			sourceHint(fam))
 	case kinds > 1:
-		bad("engine.source", "engine.source sets more than one of git, npm, python and path")
+		bad("engine.source", "engine.source sets more than one of git, npm, python, path and url")
 	default:
 		k := src.Kind()
 		ok := map[string][]string{
@@ -604,11 +612,18 @@ func (s *Set) check(e *Experiment, col *collector) {
 			FamilyVLLM:       {"python", "path", "git"},
 			FamilyNodeLlama:  {"npm", "path"},
 		}[fam]
+		if k == "url" {
+			ok = nil // only an endpoint is reached at a URL
+		}
 		found := false
 		for _, x := range ok {
 			found = found || x == k
 		}
-		if !found {
+		if !found && k == "url" {
+			bad("engine.source.url", fmt.Sprintf("engine family %s cannot come from a url source (it takes %s)", fam, strings.Join(map[string][]string{
+				FamilyLlamaCpp: {"git", "path"}, FamilyIkLlamaCpp: {"git", "path"}, FamilyVLLM: {"python", "path", "git"}, FamilyNodeLlama: {"npm", "path"},
+			}[fam], " or ")), sourceHint(fam), `to measure a server rigor did not start, use engine: {family: "endpoint", source: url: "…"}`)
+		} else if !found {
 			bad("engine.source."+k, fmt.Sprintf("engine family %s cannot come from a %s source (it takes %s)", fam, k, strings.Join(ok, " or ")), sourceHint(fam))
 		}
 		if k == "git" && src.Ref != "" && strings.ContainsAny(src.Ref, " \t\n~^:?*[\\") {
@@ -663,6 +678,8 @@ func (s *Set) check(e *Experiment, col *collector) {
 
 func sourceHint(fam string) string {
 	switch fam {
+	case FamilyEndpoint:
+		return `an endpoint is a running server: source: url: "http://gpu-box:8000"`
 	case FamilyNodeLlama:
 		return `node-llama-cpp comes from npm: source: npm: "3.22.1"`
 	case FamilyVLLM:

@@ -50,6 +50,9 @@ type Model struct {
 	Quant     string     `json:"quant,omitempty"`
 	BaseModel string     `json:"baseModel,omitempty"`
 	Format    string     `json:"format,omitempty"`
+	// Name is the model's name as a server rigor did not start knows it
+	// (the endpoint family): the model field of every request.
+	Name string `json:"name,omitempty"`
 }
 
 // Rev is the requested revision, "main" when unset.
@@ -90,10 +93,13 @@ const (
 	FamilyIkLlamaCpp = "ik_llama.cpp"
 	FamilyVLLM       = "vllm"
 	FamilyNodeLlama  = "node-llama-cpp"
+	// FamilyEndpoint is an OpenAI-compatible server rigor did not start,
+	// reached at engine.source.url in serve mode; nothing of it is pinned.
+	FamilyEndpoint = "endpoint"
 )
 
 // Families lists the engine families in the schema's order.
-var Families = []string{FamilyLlamaCpp, FamilyIkLlamaCpp, FamilyVLLM, FamilyNodeLlama}
+var Families = []string{FamilyLlamaCpp, FamilyIkLlamaCpp, FamilyVLLM, FamilyNodeLlama, FamilyEndpoint}
 
 // Source mirrors schema #Source.
 type Source struct {
@@ -102,9 +108,10 @@ type Source struct {
 	NPM    string `json:"npm,omitempty"`
 	Python string `json:"python,omitempty"`
 	Path   string `json:"path,omitempty"`
+	URL    string `json:"url,omitempty"`
 }
 
-// Kind names which source is set: git, npm, python or path.
+// Kind names which source is set: git, npm, python, path or url.
 func (s Source) Kind() string {
 	switch {
 	case s.Git != "":
@@ -115,6 +122,8 @@ func (s Source) Kind() string {
 		return "python"
 	case s.Path != "":
 		return "path"
+	case s.URL != "":
+		return "url"
 	}
 	return ""
 }

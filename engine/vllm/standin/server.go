@@ -116,8 +116,26 @@ func server(args []string, stdout, stderr io.Writer, getenv func(string) string)
 	}
 	mux.HandleFunc("POST /v1/completions", stream(false))
 	mux.HandleFunc("POST /v1/chat/completions", stream(true))
+	var handler http.Handler = mux
+	key := flags["--api-key"]
+	if key == "" {
+		key = getenv("VLLM_API_KEY")
+	}
+	if key != "" {
+		// vLLM's authentication: /v1/ routes need the bearer token;
+		// /health and /version do not.
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/v1") && r.Header.Get("Authorization") != "Bearer "+key {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				fmt.Fprint(w, `{"error":"Unauthorized"}`)
+				return
+			}
+			mux.ServeHTTP(w, r)
+		})
+	}
 	fmt.Fprintf(stdout, "INFO:     Started server process [%d]\nINFO:     Uvicorn running on http://%s:%s (Press CTRL+C to quit)\n", os.Getpid(), host, port)
-	srv := &http.Server{Handler: mux}
+	srv := &http.Server{Handler: handler}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, os.Interrupt)
 	go func() { <-stop; srv.Close() }()
