@@ -113,7 +113,9 @@ func Probe(ctx context.Context, base, key string) error {
 	if key != "" {
 		r.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := http.DefaultClient.Do(r)
+	// As the load generator: straight to the server, no proxy.
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	resp, err := client.Do(r)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {

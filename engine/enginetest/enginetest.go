@@ -43,6 +43,12 @@ type Case struct {
 	Point *spec.Point
 	// Recorded outputs of the bench process, each as a run collected it.
 	Success, CrashAfterOutput, RejectedArgs, FailedLoad engine.Finished
+	// Unpinned says the family reaches a server rigor did not start (the
+	// endpoint family): nothing is built, installed or hashed, Prepare
+	// says the engine is not pinned, and plans name the model by its
+	// name rather than a path. RejectedArgs and FailedLoad may then be
+	// left zero: rigor starts nothing that could reject them.
+	Unpinned bool
 	// ReportsBuild says the family's output says which binary ran
 	// (llama-bench's backends and devices, the node runner's build type
 	// and CPU features): judging Success must give a Verdict.Build.
@@ -109,8 +115,12 @@ func testPlan(t *testing.T, c Case) {
 			}
 		}
 	}
-	if !strings.Contains(strings.Join(bench.Argv, " "), in.Model) {
-		t.Errorf("the bench argv does not name the model %s: %q", in.Model, bench.Argv)
+	model := in.Model
+	if c.Unpinned {
+		model = c.Point.Spec.Model.Name
+	}
+	if !strings.Contains(strings.Join(bench.Argv, " "), model) {
+		t.Errorf("the bench argv does not name the model %s: %q", model, bench.Argv)
 	}
 	usesBin := false
 	for _, w := range bench.Argv {
@@ -171,8 +181,12 @@ func testJudge(t *testing.T, c Case) {
 		}
 	}
 	check("crash after output", c.CrashAfterOutput, results.StatusCrashed, true)
-	check("rejected arguments", c.RejectedArgs, results.StatusFailed, false, "rejected")
-	check("failed load", c.FailedLoad, results.StatusFailed, false, "load")
+	if !c.Unpinned || !reflect.DeepEqual(c.RejectedArgs, engine.Finished{}) {
+		check("rejected arguments", c.RejectedArgs, results.StatusFailed, false, "rejected")
+	}
+	if !c.Unpinned || !reflect.DeepEqual(c.FailedLoad, engine.Finished{}) {
+		check("failed load", c.FailedLoad, results.StatusFailed, false, "load")
+	}
 
 	timeout := c.Success
 	timeout.Stopped, timeout.StopErr = engine.StoppedTimeout, fmt.Errorf("bench did not finish within 1s")
@@ -244,6 +258,10 @@ func testPrepare(t *testing.T, c Case) {
 	if err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
+	if c.Unpinned {
+		testPrepareUnpinned(t, c, req, first, conns)
+		return
+	}
 	if first.BinDir == "" {
 		t.Error("Prepare: no bin directory")
 	}
@@ -306,6 +324,38 @@ func testPrepare(t *testing.T, c Case) {
 	}
 	if n := conns.Load(); n > 0 {
 		t.Errorf("preparing opened %d network connections; want none", n)
+	}
+}
+
+// testPrepareUnpinned checks Prepare of a server rigor did not start: the
+// record says the engine is not pinned and where it was reached, claims
+// no binaries, and preparing offline opens no connection.
+func testPrepareUnpinned(t *testing.T, c Case, req engine.Request, first *engine.Prepared, conns *atomic.Int64) {
+	ctx := context.Background()
+	if first.Engine.Family != c.Engine.Family() {
+		t.Errorf("Prepare: engine family %q, want %q", first.Engine.Family, c.Engine.Family())
+	}
+	if first.Engine.Unpinned == "" {
+		t.Error("Prepare: the engine does not say it is not pinned")
+	}
+	if first.Engine.Source == "" {
+		t.Error("Prepare: the engine does not say where the server is")
+	}
+	if len(first.Binaries) > 0 || first.Engine.Commit != "" || first.Engine.BuildID != "" {
+		t.Errorf("Prepare: an engine rigor did not start claims binaries, a commit or a build: %+v", first)
+	}
+	second, err := c.Engine.Prepare(ctx, req)
+	if err != nil || !reflect.DeepEqual(second.Engine, first.Engine) {
+		t.Errorf("Prepare again: %+v, %v; want %+v", second, err, first)
+	}
+	off := req
+	off.Offline = true
+	n := conns.Load()
+	if _, err := c.Engine.Prepare(ctx, off); err != nil {
+		t.Fatalf("Prepare offline: %v", err)
+	}
+	if got := conns.Load(); got > n {
+		t.Errorf("preparing offline opened %d network connections; want none", got-n)
 	}
 }
 

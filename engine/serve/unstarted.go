@@ -29,7 +29,7 @@ func unstarted(v *engine.Verdict, p *spec.Point, f engine.Finished) {
 				b.Reported[path] = kept
 			}
 		}
-		if id := identity(b.Reported, p.Spec.Model.Name); id != "" {
+		if id := identity(b.Reported); id != "" {
 			b.Flavour += " (" + id + ")"
 		}
 		v.Build = b
@@ -94,23 +94,11 @@ func cut(x any) any {
 }
 
 // identity says in a few words which engine a server says it is: the
-// owner of the served model in /v1/models (vllm, llamacpp), the version
-// /version gives, the build /props gives.
-func identity(rep map[string]json.RawMessage, model string) string {
+// version /version gives (vLLM), the build /props gives (llama-server).
+// /v1/models is left out: it needs the key, and a refused run would read
+// as another engine.
+func identity(rep map[string]json.RawMessage) string {
 	var parts []string
-	var models struct {
-		Data []struct {
-			ID      string `json:"id"`
-			OwnedBy string `json:"owned_by"`
-		} `json:"data"`
-	}
-	if json.Unmarshal(rep["/v1/models"], &models) == nil {
-		for _, m := range models.Data {
-			if m.ID == model && m.OwnedBy != "" {
-				parts = append(parts, m.OwnedBy)
-			}
-		}
-	}
 	var version struct {
 		Version string `json:"version"`
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/internal/loadgen"
-	"github.com/rigorbench/rigor/internal/redact"
 )
 
 // loadgenCmd is the bench process of a serve experiment's plan: rigor
@@ -81,17 +80,6 @@ func (c *loadgenCmd) Run(e *env) error {
 	})
 	if err != nil {
 		return err
-	}
-	if cfg.APIKey != "" {
-		// A server may echo the key it refused ("invalid key sk-…"):
-		// nothing the load generator writes holds it.
-		sc := redact.NewScrubber(cfg.APIKey)
-		for _, r := range reqs {
-			r.Error = sc.String(r.Error)
-		}
-		for k, b := range described {
-			described[k] = sc.Bytes(b)
-		}
 	}
 	res := loadgen.Summarize(&cfg, reqs, dur)
 	res.Server = described

@@ -274,7 +274,7 @@ const NotRecorded = "(not recorded)"
 // it reports them.
 var GuardFields = []string{
 	"cpu", "cpuCores", "gpu", "gpuCount", "gpuMemoryGB", "driver",
-	"backend", "buildId", "binaries", "build",
+	"pinned", "backend", "buildId", "binaries", "build",
 	"fileType", "modelSHA256", "quant", "quality",
 }
 
@@ -285,6 +285,7 @@ var fieldNames = map[string]string{
 	"gpuCount":    "GPU count",
 	"gpuMemoryGB": "GPU memory (GB)",
 	"driver":      "GPU driver",
+	"pinned":      "engine not pinned on one side:",
 	"backend":     "engine backend",
 	"buildId":     "engine build id",
 	"binaries":    "engine binary hashes",
@@ -304,9 +305,15 @@ func (m Mismatch) String() string {
 		return strings.Join(vs, " and ")
 	}
 	if slices.Equal(m.A, m.B) {
+		if m.Field == "pinned" {
+			return "engine not pinned on some runs of each side: " + show(m.A)
+		}
 		return fmt.Sprintf("%s varies within each side: %s", name, show(m.A))
 	}
 	a, b := m.A, m.B
+	if m.Field == "pinned" && !slices.Contains(a, "pinned") && !slices.Contains(b, "pinned") {
+		return fmt.Sprintf("engine not pinned, and another endpoint: %s → %s", show(a), show(b))
+	}
 	if m.Field == "binaries" && len(a) == 1 && len(b) == 1 {
 		// Name only the binaries that differ.
 		a, b = []string{onlyDiffering(a[0], b[0])}, []string{onlyDiffering(b[0], a[0])}
@@ -1404,9 +1411,9 @@ func statusWarning(sd *side) (Warning, bool) {
 // against a CPU-only one, a run with binary hashes against one without).
 func guard(sa, sb *side, cache *configCache, warns []Warning) ([]Mismatch, []Warning) {
 	type sets map[string][]string
-	collect := func(sd *side) (sets, int) {
+	collect := func(sd *side) (sets, int, int) {
 		out := sets{}
-		unhashed := 0
+		unhashed, unpinned := 0, 0
 		add := func(f, v string) {
 			if v == "" {
 				v = NotRecorded
@@ -1428,15 +1435,18 @@ func guard(sa, sb *side, cache *configCache, warns []Warning) ([]Mismatch, []War
 				if guardValue("modelSHA256", r, cache) == "" {
 					unhashed++
 				}
+				if r.Engine.Unpinned != "" {
+					unpinned++
+				}
 			}
 		}
 		for f := range out {
 			slices.Sort(out[f])
 		}
-		return out, unhashed
+		return out, unhashed, unpinned
 	}
-	va, ua := collect(sa)
-	vb, ub := collect(sb)
+	va, ua, pa := collect(sa)
+	vb, ub, pb := collect(sb)
 	var ms []Mismatch
 	differs := map[string]bool{}
 	// The build id and the binaries follow from the engine's commit,
@@ -1464,6 +1474,14 @@ func guard(sa, sb *side, cache *configCache, warns []Warning) ([]Mismatch, []War
 			ms = append(ms, m)
 			warns = append(warns, Warning{Kind: WarnIncomparable, Message: shortenHashes(m.String())})
 		}
+	}
+	if pa > 0 && pb > 0 && !differs["pinned"] {
+		// Both sides measured servers rigor did not start: nothing but
+		// what they reported of themselves (the build flavour, guarded
+		// above) says they ran the same engine and model.
+		warns = append(warns, Warning{Kind: WarnUnverified,
+			Message: "engine not pinned: " + sa.label + " and " + sb.label + " measured an endpoint rigor did not start; " +
+				"only what it reported of itself is compared, not its build or its model's bytes"})
 	}
 	var missing []string
 	if ua > 0 {
@@ -1524,6 +1542,11 @@ func guardValue(f string, r *results.Run, cache *configCache) string {
 			return r.Engine.Backend
 		}
 		return specString(cache.of(r), "engine.build.backend")
+	case "pinned":
+		if r.Engine.Unpinned != "" {
+			return "not pinned (" + r.Engine.Source + ")"
+		}
+		return "pinned"
 	case "buildId":
 		return r.Engine.BuildID
 	case "build":

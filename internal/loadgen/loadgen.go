@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rigorbench/rigor/internal/redact"
 )
 
 // Endpoints.
@@ -316,7 +318,16 @@ func Run(ctx context.Context, c Config, progress func(done, failed int)) ([]*Req
 		}(prompts[i])
 	}
 	wg.Wait()
-	return reqs, time.Since(start), nil
+	d := time.Since(start)
+	if c.APIKey != "" {
+		// A server may echo the key it refused ("Incorrect API key
+		// provided: sk-…"): no request's error holds it.
+		sc := redact.NewScrubber(c.APIKey)
+		for _, r := range reqs {
+			r.Error = sc.String(r.Error)
+		}
+	}
+	return reqs, d, nil
 }
 
 // body is the JSON of one request.
@@ -579,7 +590,8 @@ func WaitHealthy(ctx context.Context, url string, limit time.Duration) error {
 
 // Describe asks the server what it is: the JSON bodies of /v1/models,
 // /props (llama.cpp) and /version (vLLM), by path, for those that answer
-// 200 with JSON. The API key is sent, never kept.
+// 200 with JSON. The API key is sent, never kept (a body that echoes it
+// has it redacted).
 func Describe(ctx context.Context, base, apiKey string) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
 	client := &http.Client{Timeout: 5 * time.Second}
@@ -597,6 +609,9 @@ func Describe(ctx context.Context, base, apiKey string) map[string]json.RawMessa
 		}
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
+		if apiKey != "" {
+			b = redact.NewScrubber(apiKey).Bytes(b)
+		}
 		if err == nil && resp.StatusCode == http.StatusOK && json.Valid(b) {
 			out[p] = json.RawMessage(b)
 		}
