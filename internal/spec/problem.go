@@ -280,7 +280,10 @@ func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *c
 		}
 	case main.format == "field not allowed":
 		if section == "flags" && family != "" && s != nil {
-			if t := s.FlagTable(family, "flags"); t != nil {
+			if strings.TrimPrefix(family, ServePrefix) == FamilyEndpoint {
+				p.Msg = "an endpoint takes no flags: rigor does not start it"
+				p.Hints = append(p.Hints, "configure the server where it runs; the record keeps what it reports of itself (/v1/models, /props, /version)")
+			} else if t := s.FlagTable(family, "flags"); t != nil {
 				p.Msg = fmt.Sprintf("%s has no flag %q", benchTool(family), last)
 				if other := otherFork(family); other != "" {
 					if ot := s.FlagTable(other, "flags"); ot != nil {
@@ -573,6 +576,8 @@ func benchTool(family string) string {
 		return "vllm serve"
 	case ServePrefix + FamilyNodeLlama:
 		return "rigor's node-llama-cpp server"
+	case FamilyEndpoint, ServePrefix + FamilyEndpoint:
+		return "an endpoint"
 	}
 	return family
 }
