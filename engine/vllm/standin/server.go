@@ -25,9 +25,9 @@ func server(args []string, stdout, stderr io.Writer, getenv func(string) string)
 		switch {
 		case !strings.HasPrefix(a, "-") && model == "":
 			model = a
-		case valueFlags[name] && hasVal:
+		case (valueFlags[name] || name == "--api-key") && hasVal:
 			flags[name] = val
-		case valueFlags[name] && i+1 < len(args):
+		case (valueFlags[name] || name == "--api-key") && i+1 < len(args):
 			i++
 			flags[name] = args[i]
 		case switchFlags[name] && !hasVal:

@@ -23,8 +23,9 @@
 //	                     truncated (half a result file, exit 0), empty (an
 //	                     empty result file, exit 0), exit:N (exit N)
 //	FAKE_VLLM_ARGS_FILE  a file to which the argv is appended, one line
-//	VLLM_API_KEY         the key `vllm serve` requires on /v1/ (as does
-//	                     --api-key): others get vLLM's 401
+//	VLLM_API_KEY         the key `vllm serve` requires on /v1/ (as does its
+//	                     --api-key, which only serve takes): others get
+//	                     vLLM's 401
 //
 // The testscripts register [Main] as the command fake-vllm; the program in
 // ./vllm builds it as a binary named vllm for `source: path`.
@@ -56,7 +57,7 @@ var valueFlags = set("--backend", "--model", "--tokenizer", "--dtype", "--quanti
 	"--num-prompts", "--n", "--batch-size", "--num-iters", "--num-iters-warmup", "--output-json",
 	"--request-rate", "--burstiness", "--max-concurrency", "--base-url", "--host", "--port",
 	"--endpoint", "--result-dir", "--result-filename", "--label", "--percentile-metrics",
-	"--metric-percentiles", "--served-model-name", "--num-warmups", "--tokenizer-mode", "--goodput", "--api-key")
+	"--metric-percentiles", "--served-model-name", "--num-warmups", "--tokenizer-mode", "--goodput")
 
 var switchFlags = set("--trust-remote-code", "--disable-log-stats", "--enforce-eager",
 	"--enable-chunked-prefill", "--enable-prefix-caching", "--save-result", "--save-detailed",
