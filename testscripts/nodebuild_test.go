@@ -19,6 +19,24 @@ func init() {
 	// RIGOR_TEST_NATIVE_BUILD=1; .ci/run sets it for one run of them after
 	// `make test`, so that they are not part of its budget.
 	scriptConds["nativebuild"] = func() (bool, error) { return os.Getenv("RIGOR_TEST_NATIVE_BUILD") == "1", nil }
+	// shared-build-cache: make the script's build cache ($RIGOR_CACHE/builds)
+	// a link to one kept between runs (<user cache>/rigor-test/builds), as
+	// npm's download cache is: a build is content addressed, so a script
+	// that finds its key there uses it, and one compile serves every run.
+	scriptCmds["shared-build-cache"] = sharedBuildCache
+}
+
+func sharedBuildCache(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: shared-build-cache")
+	}
+	base, err := os.UserCacheDir()
+	ts.Check(err)
+	shared := filepath.Join(base, "rigor-test", "builds")
+	ts.Check(os.MkdirAll(shared, 0o755))
+	cache := ts.Getenv("RIGOR_CACHE")
+	ts.Check(os.MkdirAll(cache, 0o755))
+	ts.Check(os.Symlink(shared, filepath.Join(cache, "builds")))
 }
 
 func pathWithout(ts *testscript.TestScript, neg bool, args []string) {
