@@ -213,5 +213,5 @@ func (Engine) Locate(ctx context.Context, req engine.Request) (*engine.Prepared,
 // counters.
 func (Engine) Judge(p *spec.Point, f engine.Finished) engine.Verdict {
 	o := ParseOutput(f.Stdout, f.Stderr, f.ExitCode)
-	return engine.Verdict{Status: o.Status, Error: o.Error, LogTail: o.LogTail, Metrics: o.Metrics, Detail: o.Rows, Build: o.Build}
+	return engine.Verdict{Status: o.Status, Error: o.Error, LogTail: o.LogTail, Metrics: o.Metrics, Detail: o.Rows, Build: o.Build, Warnings: o.Warnings}
 }

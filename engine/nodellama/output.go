@@ -39,6 +39,10 @@ type Outcome struct {
 	// llama.cpp's system info, the CPU backend library and the native
 	// addon; nil when no row was printed.
 	Build *results.Build
+	// Warnings say, for each row whose engine counter is more than
+	// Agreement times the runner's wall-clock figure, how far apart they
+	// are and why (see disagreement).
+	Warnings []string
 }
 
 // EngineMetricPrefix prefixes the names of metrics read from llama.cpp's
@@ -79,6 +83,7 @@ func ParseOutput(stdout, stderr []byte, exit int) Outcome {
 		}
 	}
 	o.Build = buildOf(c.Rows)
+	o.Warnings = disagreements(c.Rows)
 	for _, r := range c.Rows {
 		o.Metrics = append(o.Metrics, r.Metrics()...)
 		if m, ok := engineMetric(r); ok {

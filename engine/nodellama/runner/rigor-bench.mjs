@@ -21,7 +21,18 @@
 // performance counters for every repetition (performanceTracking, read
 // through printTimings): engine_samples_ns, engine_samples_ts,
 // engine_avg_ts, engine_stddev_ts. The gap between avg_ts and engine_avg_ts
-// is the time spent outside llama_decode.
+// is the time spent outside llama_decode, and each row says where it went:
+// eval_calls (the calls to node-llama-cpp per repetition, each a trip to
+// its worker thread and back), outside_samples_ns (wall minus the engine's
+// time, per repetition) and, where Linux's per-thread scheduler statistics
+// are readable, sched_wait_samples_ns and sched_run_samples_ns (the time
+// the runner's threads waited for a CPU, and ran, within the timed window).
+//
+// Nothing but the evaluation is in the timed window: the model and the
+// context are made once per combination, the warm-ups run before, the
+// tokens are drawn before, and the counters are reset and read outside it
+// (their printout comes back through the logger on a later turn of the
+// event loop, which the runner waits for after the window, not before it).
 //
 // Usage (every value but --model and --api may be a comma list; the lists
 // are combined like llama-bench's):
@@ -116,6 +127,11 @@ function stdev(a) {
 	return Math.sqrt(a.reduce((s, x) => s + (x - m) * (x - m), 0) / (a.length - 1));
 }
 
+// perfLine marks llama_perf_context_print's lines; "total time" ends a
+// printout.
+const perfLine = "llama_perf_context_print:";
+const perfEnd = /total time =/;
+
 // perfRE read llama_perf_context_print's lines.
 const promptRE = /prompt eval time =\s*([0-9.]+) ms \/\s*([0-9]+) tokens/;
 const evalRE = /(?:^|[^t] )eval time =\s*([0-9.]+) ms \/\s*([0-9]+) runs/m;
@@ -150,11 +166,21 @@ async function main() {
 	} catch {}
 	if (!fs.existsSync(o.model)) fail(`failed to load model '${o.model}': no such file`, 1);
 
-	const captured = [];
-	let capturing = false;
+	// printouts are llama.cpp's counter printouts, in the order printed;
+	// node-llama-cpp hands them to the logger asynchronously.
+	const printouts = [];
+	let printing = "", printWaiters = [];
 	let loadError = ""; // llama.cpp's own reason for refusing a model
 	const logger = (level, message) => {
-		if (capturing) { captured.push(message); return; }
+		if (message.includes(perfLine)) {
+			printing += message + "\n";
+			if (perfEnd.test(message)) {
+				printouts.push(printing);
+				printing = "";
+				for (const w of printWaiters.splice(0)) w();
+			}
+			return;
+		}
 		const m = /error loading model: (.*)/.exec(message);
 		if (m) loadError = m[1].trim();
 		// Warnings are marked so that rigor does not take them for the
@@ -164,7 +190,7 @@ async function main() {
 	const gpu = o.ngl.some((n) => n > 0) ? "auto" : false;
 	let llama;
 	try {
-		llama = await nlc.getLlama({gpu, build: "never", logLevel: nlc.LlamaLogLevel.info, logger, maxThreads: 0, progressLogs: false});
+		llama = await loadLlama(nlc, gpu, logger);
 	} catch (e) {
 		fail(`cannot start llama.cpp (gpu: ${gpu}): ${e && e.message ? e.message.split("\n")[0] : e}`, 1);
 	}
@@ -212,24 +238,46 @@ async function main() {
 		const rand = () => 3 + Math.floor(Math.random() * (vocab - 3));
 		const batch = ctx.batchSize;
 
-		const readPerf = async () => {
-			captured.length = 0;
-			capturing = true;
-			try { await ctx.printTimings(); } finally { capturing = false; }
-			return parsePerf(captured.join(""));
+		// printTimings prints llama.cpp's counters and resets them, at
+		// once; it returns the printout's number, for perfOf.
+		let printed = printouts.length + (printing ? 1 : 0);
+		const printTimings = () => {
+			if (raw && typeof raw.printTimings === "function") raw.printTimings();
+			else ctx.printTimings(); // prints synchronously, then waits a tick
+			return printed++;
 		};
+		// perfOf waits for printout i (at most 5 s, as the logger may never
+		// get it) and reads it.
+		const perfOf = async (i) => {
+			const deadline = Date.now() + 5000;
+			while (printouts.length <= i && Date.now() < deadline) {
+				let timer;
+				await new Promise((resolve) => { printWaiters.push(resolve); timer = setTimeout(resolve, 100); });
+				clearTimeout(timer);
+			}
+			const text = printouts[i];
+			if (text === undefined) return null;
+			printouts[i] = ""; // read once
+			return parsePerf(text);
+		};
+		let evaluated = true; // anything evaluated since the counters were last reset
+		const lastLogit = []; // lastLogit[i]: the logit index array [i], made once
 		// The two ways to evaluate: the native context, or the public sequence API.
 		const api = o.api === "addon" ? {
 			async clear() { raw.removeTokenCellsFromSequence(seqId, 0, -1); },
+			// tokens: drawn by draw(), outside the timed window.
+			draw(n) { return Uint32Array.from({length: n}, rand); },
 			async prompt(tokens, pos) {
+				evaluated = true;
 				for (let i = 0; i < tokens.length; i += batch) {
-					const chunk = tokens.slice(i, i + batch);
+					const chunk = tokens.subarray(i, i + batch);
 					raw.initBatch(chunk.length);
-					raw.addToBatch(seqId, pos + i, Uint32Array.from(chunk), Uint32Array.of(chunk.length - 1));
+					raw.addToBatch(seqId, pos + i, chunk, lastLogit[chunk.length - 1] ??= Uint32Array.of(chunk.length - 1));
 					await raw.decodeBatch();
 				}
 			},
 			async gen(n, pos) {
+				evaluated = true;
 				const one = new Uint32Array(1), logit = Uint32Array.of(0);
 				for (let i = 0; i < n; i++) {
 					one[0] = rand();
@@ -240,40 +288,54 @@ async function main() {
 			},
 		} : {
 			async clear() { await seq.clearHistory(); },
-			async prompt(tokens) { await seq.evaluateWithoutGeneratingNewTokens(tokens); },
+			draw(n) { return Array.from({length: n}, rand); },
+			async prompt(tokens) { evaluated = true; await seq.evaluateWithoutGeneratingNewTokens(tokens); },
 			async gen(n) {
+				evaluated = true;
 				for (let i = 0; i < n; i++) await seq.controlledEvaluate([[rand(), {generateNext: {token: true}}]]);
 			},
 		};
 		const once = async (t) => {
 			await api.clear();
-			if (t.d > 0) await api.prompt(Array.from({length: t.d}, rand), 0);
-			const prompt = Array.from({length: t.p}, rand);
-			await readPerf(); // resets the counters
+			if (t.d > 0) await api.prompt(api.draw(t.d), 0);
+			const prompt = api.draw(t.p);
+			// The counters must start at zero: reset them when anything ran
+			// since the last printout, and wait for that printout here,
+			// outside the timed window.
+			if (evaluated) { await perfOf(printTimings()); evaluated = false; }
+			const s0 = schedStats();
 			const t0 = process.hrtime.bigint();
 			if (t.p > 0) await api.prompt(prompt, t.d);
 			if (t.n > 0) await api.gen(t.n, t.d + t.p);
 			const ns = Number(process.hrtime.bigint() - t0);
-			const perf = await readPerf();
+			const s1 = schedStats();
+			const perf = await perfOf(printTimings());
+			evaluated = false;
 			// The counters were reset just before, so their sum is the time
 			// llama_decode spent on this repetition: llama.cpp books a
 			// one-token batch as "eval" and a longer one as "prompt eval",
 			// and prints 0.00 ms for the kind that did not run.
-			return {ns, engineMs: perf ? perf.promptMs + perf.evalMs : null};
+			return {ns, engineMs: perf ? perf.promptMs + perf.evalMs : null, sched: schedDelta(s0, s1)};
 		};
 		for (const t of list) {
 			for (let w = 0; w < o.warmup; w++) await once(t);
-			const samplesNs = [], samplesTs = [], engineNs = [], engineTs = [];
+			const samplesNs = [], samplesTs = [], engineNs = [], engineTs = [], outsideNs = [], waitNs = [], runNs = [];
 			const tokens = t.p + t.n;
 			for (let r = 0; r < o.r; r++) {
-				const {ns, engineMs} = await once(t);
+				const {ns, engineMs, sched} = await once(t);
 				samplesNs.push(ns);
 				samplesTs.push(tokens * 1e9 / ns);
 				if (engineMs !== null && engineMs > 0) {
 					engineNs.push(Math.round(engineMs * 1e6));
 					engineTs.push(tokens * 1e3 / engineMs);
+					outsideNs.push(Math.max(0, ns - Math.round(engineMs * 1e6)));
 				}
+				if (sched) { waitNs.push(sched.wait); runNs.push(sched.run); }
 			}
+			// Where the time outside llama_decode went (see the header).
+			const why = {eval_calls: o.api === "addon" ? Math.ceil(t.p / batch) + t.n : null, outside_samples_ns: outsideNs};
+			if (waitNs.length === o.r) { why.sched_wait_samples_ns = waitNs; why.sched_run_samples_ns = runNs; }
+			if (why.eval_calls === null) delete why.eval_calls;
 			emit({
 				build_commit: release,
 				build_number: 0,
@@ -313,6 +375,7 @@ async function main() {
 				node_llama_cpp_version: version,
 				node_version: process.version,
 				warmup: o.warmup,
+				...why,
 				...build,
 			});
 		}
@@ -321,6 +384,43 @@ async function main() {
 	fs.writeSync(1, first ? "[]\n" : "\n]\n");
 	if (model) await model.dispose();
 	process.exit(0);
+}
+
+// loadLlama starts llama.cpp through node-llama-cpp: the one place that
+// says which binary to load (never a build: rigor installs the engine).
+async function loadLlama(nlc, gpu, logger) {
+	return nlc.getLlama({gpu, build: "never", logLevel: nlc.LlamaLogLevel.info, logger, maxThreads: 0, progressLogs: false});
+}
+
+// schedStats reads the scheduler's statistics of every thread of this
+// process (Linux: /proc/self/task/*/schedstat, nanoseconds on a CPU and
+// waiting for one); null where they are not readable.
+function schedStats() {
+	let tids;
+	try { tids = fs.readdirSync("/proc/self/task"); } catch { return null; }
+	const out = new Map();
+	for (const tid of tids) {
+		try {
+			const f = fs.readFileSync(`/proc/self/task/${tid}/schedstat`, "utf8").split(" ");
+			const run = Number(f[0]), wait = Number(f[1]);
+			if (Number.isFinite(run) && Number.isFinite(wait)) out.set(tid, [run, wait]);
+		} catch {} // the thread ended
+	}
+	return out.size > 0 ? out : null;
+}
+
+// schedDelta is what the threads did between two schedStats: time on a
+// CPU (run) and time runnable but waiting for a CPU (wait), summed over
+// threads (a thread born in between counts from zero).
+function schedDelta(a, b) {
+	if (!a || !b) return null;
+	let run = 0, wait = 0;
+	for (const [tid, [r, w]] of b) {
+		const [r0, w0] = a.get(tid) ?? [0, 0];
+		run += Math.max(0, r - r0);
+		wait += Math.max(0, w - w0);
+	}
+	return {run, wait};
 }
 
 // buildFacts says which binary runs: node-llama-cpp's buildType
