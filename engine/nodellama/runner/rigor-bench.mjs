@@ -127,9 +127,10 @@ function stdev(a) {
 	return Math.sqrt(a.reduce((s, x) => s + (x - m) * (x - m), 0) / (a.length - 1));
 }
 
-// perfLine marks llama_perf_context_print's lines; "total time" ends a
-// printout.
+// perfLine marks llama_perf_context_print's lines; "load time" starts a
+// printout and "total time" ends what the runner reads of it.
 const perfLine = "llama_perf_context_print:";
+const perfStart = /load time =/;
 const perfEnd = /total time =/;
 
 // perfRE read llama_perf_context_print's lines.
@@ -169,14 +170,16 @@ async function main() {
 	// printouts are llama.cpp's counter printouts, in the order printed;
 	// node-llama-cpp hands them to the logger asynchronously.
 	const printouts = [];
-	let printing = "", printWaiters = [];
+	let printing = null, printWaiters = [];
 	let loadError = ""; // llama.cpp's own reason for refusing a model
 	const logger = (level, message) => {
 		if (message.includes(perfLine)) {
+			if (perfStart.test(message)) printing = "";
+			if (printing === null) return; // after "total time"
 			printing += message + "\n";
 			if (perfEnd.test(message)) {
 				printouts.push(printing);
-				printing = "";
+				printing = null;
 				for (const w of printWaiters.splice(0)) w();
 			}
 			return;
@@ -240,7 +243,7 @@ async function main() {
 
 		// printTimings prints llama.cpp's counters and resets them, at
 		// once; it returns the printout's number, for perfOf.
-		let printed = printouts.length + (printing ? 1 : 0);
+		let printed = printouts.length; // every printout so far was waited for
 		const printTimings = () => {
 			if (raw && typeof raw.printTimings === "function") raw.printTimings();
 			else ctx.printTimings(); // prints synchronously, then waits a tick
@@ -315,7 +318,10 @@ async function main() {
 			// llama_decode spent on this repetition: llama.cpp books a
 			// one-token batch as "eval" and a longer one as "prompt eval",
 			// and prints 0.00 ms for the kind that did not run.
-			return {ns, engineMs: perf ? perf.promptMs + perf.evalMs : null, sched: schedDelta(s0, s1)};
+			// A printout that counted other tokens than this repetition's
+			// is not this repetition's: its sample is left out.
+			const counted = perf ? (perf.promptMs > 0 || perf.promptTokens > 1 ? perf.promptTokens : 0) + (perf.evalMs > 0 || perf.evalRuns > 1 ? perf.evalRuns : 0) : -1;
+			return {ns, engineMs: counted === t.p + t.n ? perf.promptMs + perf.evalMs : null, sched: schedDelta(s0, s1)};
 		};
 		for (const t of list) {
 			for (let w = 0; w < o.warmup; w++) await once(t);
