@@ -48,6 +48,9 @@ func (c *pullCmd) Run(e *env) error {
 	case m.Synthetic != nil:
 		fmt.Fprintf(e.stderr, "rigor: %s uses a synthetic model; nothing to pull\n", x.ID)
 		return nil
+	case m.Requested.Name != "" && m.Requested.HF == "" && m.Requested.Path == "":
+		fmt.Fprintf(e.stderr, "rigor: %s measures an endpoint, whose model (%s) is the server's; nothing to pull\n", x.ID, m.Requested.Name)
+		return nil
 	case m.Requested.HF == "":
 		files, err := e.verifyModel(ctx, set.Root, x.ID, entry)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/machine"
@@ -443,12 +444,23 @@ func (c *runCmd) dryRun(e *env, root string, x *spec.Experiment, points []*spec.
 		} else {
 			fmt.Fprintf(e.stdout, "# %s (dry run: nothing is started)\n", dp.Points[0].ID)
 		}
-		if !dp.Located {
+		if !dp.Located && usesBinDir(dp.Plan) {
 			fmt.Fprintf(e.stdout, "# <engine> is built or installed by the run\n")
 		}
 		writePlan(e.stdout, dp.Plan)
 	}
 	return nil
+}
+
+// usesBinDir reports whether a plan names the engine's bin directory
+// (an endpoint's plan starts only the load generator).
+func usesBinDir(p *engine.Plan) bool {
+	for _, pp := range p.Processes {
+		if strings.Contains(pp.Shell(), engine.BinDirPlaceholder) {
+			return true
+		}
+	}
+	return false
 }
 
 // compareWithPrevious prints, for each point run now that ran before, the
