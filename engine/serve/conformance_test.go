@@ -223,3 +223,30 @@ func TestWrap_capabilities(t *testing.T) {
 		}
 	}
 }
+
+// TestPlan_apiKeyEnv: a server rigor starts with a key (vllm serve reads
+// VLLM_API_KEY) gets it from passEnv; the load generator is given the
+// variable's name and receives its value as a secret, never in argv or
+// the recorded env.
+func TestPlan_apiKeyEnv(t *testing.T) {
+	pts := enginetest.LoadPoints(t, `
+keyed: schema.#Experiment & {
+	model: path: "/models/m"
+	engine: {family: "vllm", source: path: "vllm"}
+	serve: {port: 31772, apiKeyEnv: "VLLM_API_KEY"}
+	passEnv: ["VLLM_API_KEY"]
+	bench: {requests: 4, inputLen: 8, outputLen: 4}
+}
+`)
+	plan, err := serve.Wrap(vllm.Engine{}).Plan(pts["c/keyed"], engine.Inputs{Model: "/models/m", RunDir: "/tmp/run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg := plan.Processes[len(plan.Processes)-1]
+	if !strings.Contains(strings.Join(lg.Argv, " "), "--api-key-env VLLM_API_KEY") || len(lg.SecretEnv) != 1 || lg.SecretEnv[0] != "VLLM_API_KEY" {
+		t.Errorf("load generator %q, secret env %v: want the variable's name and its value as a secret", lg.Argv, lg.SecretEnv)
+	}
+	if !strings.Contains(strings.Join(lg.Argv, " "), "--ready-timeout") || strings.Contains(strings.Join(lg.Argv, " "), "--health=") {
+		t.Errorf("load generator %q: a server rigor starts is waited for on /health", lg.Argv)
+	}
+}

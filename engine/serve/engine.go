@@ -156,8 +156,12 @@ func (e Engine) Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 	if sv.Health != "/health" {
 		argv = append(argv, "--health="+sv.Health)
 	}
-	if sv.APIKeyEnv != "" {
-		argv = append(argv, "--api-key-env", sv.APIKeyEnv)
+	keyEnv := sv.APIKeyEnv
+	if keyEnv == "" {
+		keyEnv = c.APIKeyEnv // a server rigor starts with a key (vllm serve --api-key)
+	}
+	if keyEnv != "" {
+		argv = append(argv, "--api-key-env", keyEnv)
 	}
 	for _, a := range p.Bench {
 		argv = append(argv, a.Argv()...)
@@ -178,8 +182,8 @@ func (e Engine) Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 	argv = append(argv, "--out", in.Run(ResultFile), "--raw", in.Run(RawFile))
 	lg := engine.Process{Role: "bench", Name: "loadgen", Argv: argv, Env: engine.Env(s.Env),
 		PassEnv: s.PassEnv, Outputs: []string{ResultFile, RawFile}}
-	if sv.APIKeyEnv != "" {
-		lg.SecretEnv = []string{sv.APIKeyEnv}
+	if keyEnv != "" {
+		lg.SecretEnv = []string{keyEnv}
 	}
 	procs = append(procs, lg)
 	return &engine.Plan{Point: p.ID, Family: s.Engine.Family, Processes: procs}, nil
@@ -238,6 +242,9 @@ type Config struct {
 	Endpoint string
 	Host     string
 	Port     int
+	// APIKeyEnv names the variable holding the key the load generator
+	// sends.
+	APIKeyEnv string
 	// ReadyTimeout and RequestTimeout are seconds.
 	ReadyTimeout, RequestTimeout int
 }
@@ -265,6 +272,9 @@ func ConfigOf(m map[string]any) (Config, error) {
 	}
 	if v, ok := m["host"].(string); ok && v != "" {
 		c.Host = v
+	}
+	if v, ok := m["apiKeyEnv"].(string); ok {
+		c.APIKeyEnv = v
 	}
 	for k, dst := range map[string]*int{"port": &c.Port, "readyTimeoutSeconds": &c.ReadyTimeout, "requestTimeoutSeconds": &c.RequestTimeout} {
 		if err := num(k, dst); err != nil {

@@ -62,6 +62,28 @@ func (s *Set) checkEndpoint(e *Experiment, bad func(p, msg string, hints ...stri
 	}
 }
 
+// checkAPIKeyEnv refuses an API key's variable that the experiment also
+// sets (env: the key would be part of the experiment) or, for an endpoint,
+// passes (passEnv: its value would be recorded with every run, and no
+// process but the load generator needs it; a server rigor starts may take
+// its key from passEnv, whose secret-looking names are redacted).
+func checkAPIKeyEnv(e *Experiment, bad func(p, msg string, hints ...string)) {
+	name, _ := e.Spec.Serve["apiKeyEnv"].(string)
+	if name == "" {
+		return
+	}
+	if _, ok := e.Spec.Env[name]; ok {
+		bad("env."+name, "env sets "+name+", the API key's variable (serve.apiKeyEnv): the key would be part of the experiment",
+			"remove it from env and export it in the shell that runs rigor")
+	}
+	for _, p := range e.Spec.PassEnv {
+		if p == name && e.Spec.Engine.Family == FamilyEndpoint {
+			bad("passEnv", name+" is the API key's variable (serve.apiKeyEnv) and is in passEnv, whose values are recorded with every run",
+				"remove it from passEnv: serve.apiKeyEnv alone gives the key to the load generator, and records only its name")
+		}
+	}
+}
+
 // CheckEndpointURL says what is wrong with an endpoint's base URL, and
 // how to fix it; "" when nothing is. The message never repeats the URL
 // or any part of it that may be a secret.

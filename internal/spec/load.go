@@ -576,6 +576,7 @@ func (s *Set) check(e *Experiment, col *collector) {
 	}
 	m := e.Spec.Model
 	fam := e.Spec.Engine.Family
+	checkAPIKeyEnv(e, bad)
 	if fam == FamilyEndpoint {
 		s.checkEndpoint(e, bad)
 		return
