@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -361,10 +362,8 @@ func (g *repo) addBlob(rel string) (*index.Entry, error) {
 	}
 	w.Close()
 	hash := obj.Hash()
-	if err := g.r.Storer.HasEncodedObject(hash); err != nil {
-		if _, err := g.r.Storer.SetEncodedObject(obj); err != nil {
-			return nil, fmt.Errorf("adding %s: writing blob: %w", rel, err)
-		}
+	if err := g.store(obj); err != nil {
+		return nil, fmt.Errorf("adding %s: writing blob: %w", rel, err)
 	}
 	e := &index.Entry{Name: rel, Hash: hash, Mode: mode, ModifiedAt: fi.ModTime(), Size: uint32(fi.Size())}
 	fillStat(e, fi)
@@ -449,14 +448,24 @@ func (g *repo) writeTree(base *object.Tree, changes map[string]plumbing.Hash) (p
 	if err := tree.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	h := obj.Hash()
-	if g.r.Storer.HasEncodedObject(h) == nil {
-		return h, nil
-	}
-	if _, err := g.r.Storer.SetEncodedObject(obj); err != nil {
+	if err := g.store(obj); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("writing tree: %w", err)
 	}
-	return h, nil
+	return obj.Hash(), nil
+}
+
+// store writes an object unless it is there as a loose object. Only the
+// loose object is looked for: asking the storage would load every pack's
+// index (megabytes in a year-old repository) to find what a new record's
+// blob or tree never is. An object a pack holds is written loose again,
+// a duplicate git's gc drops.
+func (g *repo) store(obj plumbing.EncodedObject) error {
+	h := obj.Hash().String()
+	if _, err := os.Stat(filepath.Join(g.common, "objects", h[:2], h[2:])); err == nil {
+		return nil
+	}
+	_, err := g.r.Storer.SetEncodedObject(obj)
+	return err
 }
 
 // updateRef points the branch (or a detached HEAD) at the new commit, the
@@ -536,10 +545,27 @@ func (g *repo) appendReflogs(name string, old, hash plumbing.Hash, who object.Si
 // the index through its lock file. The other entries are copied as bytes
 // ([spliceIndex]); an index in a format that cannot be spliced is decoded
 // and encoded whole.
+//
+// A split index (git's core.splitIndex) is written as git writes one: the
+// shared index, holding most entries, is left as it is, and the small
+// file .git/index is rewritten with the committed entries added. A
+// repository that asks for a split index but has none yet gets one from
+// its current index (linked, not copied). Either way a commit then costs
+// nothing proportional to the number of tracked files.
 func (g *repo) writeIndex(l *lock, entries []*index.Entry) error {
 	data, err := os.ReadFile(filepath.Join(g.gitDir, "index"))
 	if err == nil {
-		err = spliceIndex(l.f, data, entries)
+		if base, ok := linkedBase(data); ok {
+			// Already split: the shared index is kept, and freshened
+			// as git does so that its expiry does not remove it.
+			now := time.Now()
+			os.Chtimes(filepath.Join(g.gitDir, "sharedindex."+hex.EncodeToString(base)), now, now)
+			err = spliceIndex(l.f, data, entries)
+		} else if g.wantsSplitIndex() && splittable(data) {
+			err = g.splitIndex(l.f, data, entries)
+		} else {
+			err = spliceIndex(l.f, data, entries)
+		}
 		if err == nil {
 			return l.commitNoSync()
 		}
@@ -550,6 +576,35 @@ func (g *repo) writeIndex(l *lock, entries []*index.Entry) error {
 		return err
 	}
 	return g.rewriteIndex(l, entries)
+}
+
+// wantsSplitIndex reports whether git config sets core.splitIndex.
+func (g *repo) wantsSplitIndex() bool {
+	cfg, err := g.r.ConfigScoped(config.GlobalScope)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(cfg.Raw.Section("core").Option("splitIndex")) {
+	case "true", "yes", "on", "1":
+		return true
+	}
+	return false
+}
+
+// splitIndex writes a split index whose shared index is the current
+// index: .git/sharedindex.<its checksum> is a hard link to it (a copy
+// where links fail), and the new .git/index holds only the entries.
+func (g *repo) splitIndex(w io.Writer, data []byte, entries []*index.Entry) error {
+	sum := data[len(data)-20:]
+	shared := filepath.Join(g.gitDir, "sharedindex."+hex.EncodeToString(sum))
+	if _, err := os.Stat(shared); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Link(filepath.Join(g.gitDir, "index"), shared); err != nil {
+			if err := os.WriteFile(shared, data, 0o644); err != nil {
+				return fmt.Errorf("writing the shared index: %w", err)
+			}
+		}
+	}
+	return writeSplitIndex(w, sum, entries)
 }
 
 // rewriteIndex is writeIndex by decoding and encoding the whole index.

@@ -118,9 +118,13 @@ func spliceIndex(w io.Writer, data []byte, entries []*index.Entry) error {
 			return fmt.Errorf("truncated index extension %q", sig)
 		}
 		switch {
-		case sig == "REUC":
+		case sig == "REUC" || sig == "link":
+			// A split index's link (the shared index and its
+			// deleted and replaced entries) stands: the new entries
+			// are added to the split index, where git lets them
+			// replace the shared index's entries of the same path.
 			keep = append(keep, ext[:8+size])
-		case sig == "link" || sig == "sdir" || sig[0] < 'A' || sig[0] > 'Z':
+		case sig == "sdir" || sig[0] < 'A' || sig[0] > 'Z':
 			// A split or sparse index, or an extension git requires
 			// to be understood.
 			return errSpliceUnsupported
@@ -159,4 +163,116 @@ func encodeEntry(e *index.Entry) ([]byte, error) {
 	}
 	b := buf.Bytes()
 	return b[12 : len(b)-20], nil
+}
+
+// indexExtensions returns the extensions of a version 2 or 3 index by
+// signature, or ok false for an index it cannot walk.
+func indexExtensions(data []byte) (map[string][]byte, bool) {
+	if len(data) < 12+20 || string(data[:4]) != "DIRC" {
+		return nil, false
+	}
+	version := binary.BigEndian.Uint32(data[4:8])
+	if version != 2 && version != 3 {
+		return nil, false
+	}
+	body := data[:len(data)-20]
+	off := 12
+	for range int(binary.BigEndian.Uint32(data[8:12])) {
+		if off+62 > len(body) {
+			return nil, false
+		}
+		flags := binary.BigEndian.Uint16(body[off+60:])
+		hdr := 62
+		if flags&0x4000 != 0 {
+			hdr += 2
+		}
+		nameLen := int(flags & 0xfff)
+		if nameLen == 0xfff {
+			k := bytes.IndexByte(body[off+hdr:], 0)
+			if k < 0 {
+				return nil, false
+			}
+			nameLen = k
+		}
+		off += (hdr + nameLen + 8) &^ 7
+	}
+	exts := map[string][]byte{}
+	for ext := body[min(off, len(body)):]; len(ext) > 0; {
+		if len(ext) < 8 {
+			return nil, false
+		}
+		size := int(binary.BigEndian.Uint32(ext[4:8]))
+		if 8+size > len(ext) {
+			return nil, false
+		}
+		exts[string(ext[:4])] = ext[8 : 8+size]
+		ext = ext[8+size:]
+	}
+	return exts, true
+}
+
+// linkedBase returns the shared index's checksum when the index is a
+// split index (a "link" extension).
+func linkedBase(data []byte) ([]byte, bool) {
+	exts, ok := indexExtensions(data)
+	if link := exts["link"]; ok && len(link) >= 20 {
+		return link[:20], true
+	}
+	return nil, false
+}
+
+// splittable reports whether an index can become a split index's shared
+// index: one git can read as such (not sparse, nothing it must
+// understand that rigor does not know of, a checksum to name it by). An
+// index of another version is not walked and stays whole.
+func splittable(data []byte) bool {
+	exts, ok := indexExtensions(data)
+	if !ok || bytes.Equal(data[len(data)-20:], make([]byte, 20)) {
+		return false
+	}
+	for sig := range exts {
+		if sig == "link" || sig == "sdir" || sig[0] < 'A' || sig[0] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// emptyEWAH is an empty EWAH bitmap as git serializes one: no bits, one
+// (empty) run-length word, at position 0.
+var emptyEWAH = []byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
+// writeSplitIndex writes a split index holding only the entries, over the
+// shared index with the checksum base: nothing of it deleted or replaced
+// in place (empty bitmaps); git's reading adds the entries, each replacing
+// the shared index's entries of its path.
+func writeSplitIndex(w io.Writer, base []byte, entries []*index.Entry) error {
+	news := append([]*index.Entry(nil), entries...)
+	sort.Slice(news, func(i, j int) bool { return news[i].Name < news[j].Name })
+	h := sha1.New()
+	bw := bufio.NewWriter(io.MultiWriter(w, h))
+	var head [12]byte
+	copy(head[:], "DIRC")
+	binary.BigEndian.PutUint32(head[4:], 2)
+	binary.BigEndian.PutUint32(head[8:], uint32(len(news)))
+	bw.Write(head[:])
+	for _, e := range news {
+		b, err := encodeEntry(e)
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+	}
+	var ext [8]byte
+	copy(ext[:], "link")
+	binary.BigEndian.PutUint32(ext[4:], uint32(20+2*len(emptyEWAH)))
+	bw.Write(ext[:])
+	bw.Write(base)
+	bw.Write(emptyEWAH)
+	bw.Write(emptyEWAH)
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(h.Sum(nil))
+	return err
 }

@@ -25,6 +25,8 @@ func TestStore_Commit_indexFormats(t *testing.T) {
 		{"v3 skip-worktree", []string{"update-index --skip-worktree a/first.txt"}},
 		{"v4", []string{"update-index --index-version 4"}},
 		{"untracked cache", []string{"config core.untrackedCache true", "update-index --untracked-cache", "status"}},
+		{"split by git", []string{"config core.splitIndex true", "update-index --split-index"}},
+		{"split asked", []string{"config core.splitIndex true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := newRepo(t)
@@ -54,13 +56,29 @@ func TestStore_Commit_indexFormats(t *testing.T) {
 			if _, err := s.Commit(context.Background(), []string{oldPath, rec, s.RawDir("x", r.ID)}, "results"); err != nil {
 				t.Fatal(err)
 			}
+			// And a second commit into what the first left.
+			r3 := testRun("20260508T050000Z-0003", "y", t0, 5, 6)
+			rec3, err := s.Write(r3, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Commit(context.Background(), []string{rec3}, "results 2"); err != nil {
+				t.Fatal(err)
+			}
+			data, err = os.ReadFile(filepath.Join(dir, ".git", "index"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, split := linkedBase(data); split != strings.HasPrefix(tc.name, "split") {
+				t.Errorf("split index after the commits: %v", split)
+			}
 			gitCLI(t, dir, "fsck", "--strict", "--no-progress")
 			if st := gitCLI(t, dir, "status", "--porcelain", "--untracked-files=all"); st != "" {
 				t.Errorf("git status after the commit:\n%s", st)
 			}
 			ls := gitCLI(t, dir, "ls-files", "-s")
 			for _, p := range []string{"a/first.txt", "results/x/20260508T032753Z-0001.json", "results/x/20260508T040000Z-0002.json",
-				"results/x/20260508T040000Z-0002/stdout", "results/x/zz.txt", "z/last.txt"} {
+				"results/x/20260508T040000Z-0002/stdout", "results/x/zz.txt", "results/y/20260508T050000Z-0003.json", "z/last.txt"} {
 				if strings.Count(ls, "\t"+p+"\n") != 1 {
 					t.Errorf("git ls-files -s: %s listed %d times:\n%s", p, strings.Count(ls, "\t"+p+"\n"), ls)
 				}
