@@ -14,12 +14,15 @@ package endpoint
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,15 +71,22 @@ func (Engine) PrepareServer(ctx context.Context, req engine.Request) (*engine.Pr
 	if err != nil {
 		return nil, err
 	}
+	var warnings []string
 	if !req.Offline {
 		req.Say("reaching %s", base)
-		if err := Probe(ctx, base, key); err != nil {
+		ids, err := Probe(ctx, base, key)
+		if err != nil {
 			return nil, err
+		}
+		if len(ids) > 0 && !slices.Contains(ids, s.Model.Name) {
+			warnings = append(warnings, fmt.Sprintf("the endpoint's /v1/models lists %s, not %s (model.name): a server that checks the name refuses the requests",
+				strings.Join(ids, ", "), s.Model.Name))
 		}
 	}
 	return &engine.Prepared{
-		Engine: results.Engine{Family: spec.FamilyEndpoint, Source: base, Unpinned: Unpinned},
-		Cached: true,
+		Engine:   results.Engine{Family: spec.FamilyEndpoint, Source: base, Unpinned: Unpinned},
+		Cached:   true,
+		Warnings: warnings,
 	}, nil
 }
 
@@ -94,21 +104,26 @@ func Key(name string) (string, error) {
 	}
 	v, ok := os.LookupEnv(name)
 	if !ok || v == "" {
-		return "", &Error{Msg: fmt.Sprintf("the API key's variable %s (serve.apiKeyEnv) is not set", name),
+		state := "is not set"
+		if ok {
+			state = "is empty"
+		}
+		return "", &Error{Msg: fmt.Sprintf("the API key's variable %s (serve.apiKeyEnv) %s", name, state),
 			hint: "export " + name + " in the shell that runs rigor; its value is sent to the endpoint and never written anywhere"}
 	}
 	return v, nil
 }
 
-// Probe asks the server for /v1/models once. A server that answers, with
-// any status, is reachable; one that does not is an *Error naming the URL
-// (which holds no credentials) and the network's reason.
-func Probe(ctx context.Context, base, key string) error {
+// Probe asks the server for /v1/models once and returns the model ids it
+// lists, when it answers 200 with OpenAI's list. A server that answers,
+// with any status, is reachable; one that does not is an *Error naming the
+// URL (which holds no credentials) and the network's reason.
+func Probe(ctx context.Context, base, key string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/models", nil)
 	if err != nil {
-		return &Error{Msg: "the endpoint's URL is not usable: " + err.Error()}
+		return nil, &Error{Msg: "the endpoint's URL is not usable: " + err.Error()}
 	}
 	if key != "" {
 		r.Header.Set("Authorization", "Bearer "+key)
@@ -125,12 +140,34 @@ func Probe(ctx context.Context, base, key string) error {
 		if errors.Is(err, context.DeadlineExceeded) {
 			why = fmt.Sprintf("no answer within %s", ProbeTimeout)
 		}
-		return &Error{Msg: fmt.Sprintf("the endpoint %s is unreachable: %s", base, why),
-			hint: "check that the server is running and that engine.source.url names it as this machine reaches it; nothing was recorded"}
+		hint := "check that the server is running and that engine.source.url names it as this machine reaches it; nothing was recorded"
+		var unknownCA x509.UnknownAuthorityError
+		var badHost x509.HostnameError
+		if errors.As(err, &unknownCA) || errors.As(err, &badHost) {
+			hint = "this machine does not trust the server's certificate: point SSL_CERT_FILE at the CA that signed it; nothing was recorded"
+		}
+		return nil, &Error{Msg: fmt.Sprintf("the endpoint %s is unreachable: %s", base, why), hint: hint}
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	return nil
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return nil, nil
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(b, &list) != nil {
+		return nil, nil
+	}
+	var ids []string
+	for _, m := range list.Data {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids, nil
 }
 
 // Error is an endpoint's error with its hint.

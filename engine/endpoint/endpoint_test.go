@@ -192,3 +192,30 @@ func TestJudge_reported(t *testing.T) {
 		t.Errorf("the refused key is in the verdict: %s", v.Error)
 	}
 }
+
+// TestPrepare_warnings: a model the endpoint does not list is a warning
+// (llama-server answers for any name), and a certificate this machine does
+// not trust is explained.
+func TestPrepare_warnings(t *testing.T) {
+	var hits atomic.Int64
+	srv := server(t, &hits)
+	t.Setenv("RIGOR_TEST_EP_KEY", key)
+	p := withURL(t, srv.URL)
+	x := *p.Experiment
+	x.Spec.Model.Name = "llama-70b"
+	got, err := serve.Wrap(endpoint.Engine{}).Prepare(context.Background(), engine.Request{Experiment: &x, Lock: &lock.Entry{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "lists qwen3-8b, not llama-70b (model.name)") {
+		t.Errorf("warnings %q, want the model the endpoint does not list", got.Warnings)
+	}
+
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsSrv.Close()
+	_, err = serve.Wrap(endpoint.Engine{}).Prepare(context.Background(), engine.Request{Experiment: withURL(t, tlsSrv.URL).Experiment, Lock: &lock.Entry{}})
+	h, ok := err.(interface{ Hint() string })
+	if !ok || !strings.Contains(h.Hint(), "SSL_CERT_FILE") {
+		t.Errorf("an untrusted certificate: %v, want a hint naming SSL_CERT_FILE", err)
+	}
+}
