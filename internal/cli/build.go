@@ -92,6 +92,11 @@ func (c *buildCmd) Run(e *env) error {
 	if c.JSON {
 		return e.printJSON(out)
 	}
+	if b.Engine.Unpinned != "" && b.BinDir == "" {
+		// An endpoint: nothing was built, and it answered.
+		fmt.Fprintf(e.stderr, "rigor: %s: nothing to build: %s; it answers at %s\n", x.ID, b.Engine.Unpinned, b.Engine.Source)
+		return nil
+	}
 	if out.ID != "" {
 		fmt.Fprintf(e.stdout, "build: %s\n", out.ID)
 	}
