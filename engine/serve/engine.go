@@ -1,17 +1,22 @@
 // Package serve is serve mode: a family's engine run as an
 // OpenAI-compatible server (llama.cpp's and ik_llama.cpp's llama-server,
-// `vllm serve`) and measured under concurrent load by rigor's own load
-// generator (internal/loadgen), which is rigor itself: the plan's bench
-// process is `rigor loadgen`.
+// `vllm serve`, rigor's node-llama-cpp server), or a server rigor did not
+// start (the endpoint family), measured under concurrent load by rigor's
+// own load generator (internal/loadgen), which is rigor itself: the
+// plan's bench process is `rigor loadgen`.
 //
 // [Engine] wraps a family's bench engine. Experiments without `serve:`
 // go to the wrapped engine unchanged (and its capabilities, Sweeper,
 // Locator and Builder, stay visible); serve experiments are planned as
-// the family's [Server] (with its workers, for llama.cpp's rpc-server),
-// then the load generator, which waits for the server's /health, sends
-// the workload and writes its result and the raw per-request data as the
-// plan's outputs. Judge turns the result into the common metrics (test
-// "serve", the names vLLM's `bench serve` results get in rigor).
+// the family's [engine.Server] says (the processes that start the server,
+// with its workers for llama.cpp's rpc-server; none for an endpoint),
+// then the load generator, which waits for the server's /health when
+// rigor started it, sends the workload and writes its result and the raw
+// per-request data as the plan's outputs. Judge turns the result into the
+// common metrics (test "serve", the names vLLM's `bench serve` results
+// get in rigor); for a server rigor did not start it also keeps what the
+// server reported of itself as the record's engine build. This package
+// names no family: engine/all wraps each one.
 package serve
 
 import (
