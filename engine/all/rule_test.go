@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/rigorbench/rigor/engine"
 )
 
 // TestImportRule keeps the engine boundary from rotting: outside engine/,
@@ -52,5 +54,32 @@ func TestImportRule(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Fatalf("checked %d packages; go list found too few", checked)
+	}
+}
+
+// TestServeNamesNoFamily: serve mode reaches each family only through the
+// engine.Server capability, so a family that serves is added in its own
+// package and here, never in engine/serve.
+func TestServeNamesNoFamily(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{range .Imports}}{{.}} {{end}}", "github.com/rigorbench/rigor/engine/serve").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	imports := strings.Fields(string(out))
+	for _, f := range Families() {
+		e, _ := Get(f)
+		for _, p := range pkgPathsOf(e) {
+			if strings.HasSuffix(p, "/engine/serve") {
+				continue
+			}
+			for _, imp := range imports {
+				if imp == p {
+					t.Errorf("engine/serve imports the family %s: serving is its engine.Server capability", p)
+				}
+			}
+		}
+		if _, ok := e.(interface{ Unwrap() engine.Engine }); !ok {
+			t.Errorf("%s is not wrapped by serve mode", f)
+		}
 	}
 }
