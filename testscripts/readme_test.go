@@ -119,6 +119,7 @@ func TestReadmeTour(t *testing.T) {
 		t.Fatalf("README.md: the tour uses shell syntax the test cannot run: %v", err)
 	}
 	dir := t.TempDir()
+	races := raceLogs(t)
 	if err := os.WriteFile(filepath.Join(dir, "tour.txtar"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestReadmeTour(t *testing.T) {
 				env.Setenv(k+"_NAME", "Tour Reader")
 				env.Setenv(k+"_EMAIL", "reader@example.com")
 			}
-			return setup(repo)(env)
+			return setup(repo, races)(env)
 		},
 	})
 }

@@ -35,6 +35,7 @@ var scriptConds = map[string]func() (bool, error){}
 func TestScripts(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	repo := filepath.Dir(filepath.Dir(file))
+	races := raceLogs(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 ".",
 		RequireExplicitExec: true,
@@ -51,14 +52,16 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-		Setup: setup(repo),
+		Setup: setup(repo, races),
 	})
 }
 
 // setup gives each script a home, caches and a Hugging Face home of its
-// own under $WORK, and the npm client's configuration of this machine.
-func setup(repo string) func(env *testscript.Env) error {
+// own under $WORK, the npm client's configuration of this machine, and
+// the race detector's settings (raceEnv) for the rigor processes it runs.
+func setup(repo, races string) func(env *testscript.Env) error {
 	return func(env *testscript.Env) error {
+		env.Setenv("GORACE", raceEnv(races, filepath.Base(env.WorkDir)))
 		// REPO points at this checkout, for scripts that read the
 		// module's own experiments.
 		env.Setenv("REPO", repo)

@@ -1,0 +1,64 @@
+package testscripts
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Under `go test -race` (make test) the rigor, fake-vllm and cue commands
+// of the scripts are the race-instrumented test binary itself. Two of the
+// race detector's defaults cost the scripts time or hide a race:
+//
+//   - atexit_sleep_ms (default 1000): every race-built process sleeps a
+//     second before it exits, to let other goroutines run into a race.
+//     The scripts start about 550 rigor processes, so that was over
+//     nine minutes of sleeping, about four and a half of the package's
+//     wall time at -parallel 2. A race that has happened is reported when
+//     it happens, not at exit; only goroutines still running when rigor
+//     exits lose their last second.
+//   - log_path (default stderr): a report goes to the process's stderr and
+//     its exit status becomes 66. A script that expects rigor to fail
+//     (`! exec rigor …`), runs it in the background, or never reads the
+//     stderr of a process rigor starts itself (rigor loadgen) would pass
+//     with a race. Each script's reports go to files of its own instead,
+//     and raceLogs fails the test for any of them.
+//
+// GORACE set by the user comes after these settings, so it wins. Without
+// -race, GORACE is ignored.
+
+// raceLogs returns the directory that receives the race reports of the
+// scripts t runs, one subdirectory per script, and fails t after the
+// scripts have run if any report was written.
+func raceLogs(t *testing.T) string {
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		files, _ := filepath.Glob(filepath.Join(dir, "*", "race.*"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil || len(b) == 0 {
+				continue
+			}
+			script := strings.TrimPrefix(filepath.Base(filepath.Dir(f)), "script-")
+			t.Errorf("%s: the race detector reported in a process the script ran (%s):\n%s", script, filepath.Base(f), b)
+		}
+	})
+	return dir
+}
+
+// raceEnv returns the value of GORACE for the script whose work directory
+// is named script: no sleep at exit, reports into dir/script/race.PID.
+func raceEnv(dir, script string) string {
+	v := "atexit_sleep_ms=0"
+	logs := filepath.Join(dir, script)
+	// GORACE's options are separated by spaces: a path with one cannot be
+	// given, and reports then stay on stderr.
+	if dir != "" && !strings.ContainsAny(logs, " \t\n") && os.MkdirAll(logs, 0o755) == nil {
+		v += " log_path=" + filepath.Join(logs, "race")
+	}
+	if u := os.Getenv("GORACE"); u != "" {
+		v += " " + u
+	}
+	return v
+}
