@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -61,4 +62,28 @@ func raceEnv(dir, script string) string {
 		v += " " + u
 	}
 	return v
+}
+
+// raceNoSleep runs first in the rigor and fake-vllm commands of the test
+// binary. A process the scripts start has GORACE from setup, but
+// one that rigor starts itself gets a run's controlled environment
+// (internal/run.Environment), without GORACE: the load generator of every
+// serve run (rigor loadgen) and the vLLM stand-in. Under -race it would
+// sleep a second at exit, so it executes itself again with
+// atexit_sleep_ms=0: the same pid, process group and arguments, so rigor's
+// supervision of it sees no difference. Its race reports stay on its
+// stderr, which rigor keeps in the run's log, and make it exit 66.
+func raceNoSleep() {
+	if !raceEnabled || os.Getenv("GORACE") != "" {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	// testscript finds the command by the base name of argv[0]; exe has
+	// the command's name (a copy of the test binary named rigor, …).
+	argv := append([]string{exe}, os.Args[1:]...)
+	syscall.Exec(exe, argv, append(os.Environ(), "GORACE=atexit_sleep_ms=0"))
+	// Exec returns only if it failed: go on, with the sleep.
 }

@@ -20,9 +20,9 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"rigor": func() { os.Exit(cli.Main()) },
+		"rigor": func() { raceNoSleep(); os.Exit(cli.Main()) },
 		// A stand-in for vLLM's CLI (engine/vllm/standin).
-		"fake-vllm": func() { os.Exit(standin.Main()) },
+		"fake-vllm": func() { raceNoSleep(); os.Exit(standin.Main()) },
 		// The stock cue tool, pinned in go.mod, to prove that modules rigor
 		// writes pass `cue vet -c` and `cue export` as they are.
 		"cue": func() { os.Exit(cuecmd.Main()) },
