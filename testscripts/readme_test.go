@@ -89,7 +89,7 @@ func TestReadmeTourParse(t *testing.T) {
 // runs, real commits. It needs node and npm (CI installs them: there it
 // fails without them).
 func TestReadmeTour(t *testing.T) {
-	// Beside the other scripts, not before them.
+	// Beside the scripts (TestScripts is parallel too), not after them.
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("the tour installs node-llama-cpp and runs it: not in -short")
@@ -123,7 +123,9 @@ func TestReadmeTour(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "tour.txtar"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testscript.Run(t, testscript.Params{
+	// As long as the longest scripts: it installs node-llama-cpp.
+	setWeight(t.Name()+"/tour", 2)
+	runOrdered(t, testscript.Params{
 		Dir:                 dir,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {

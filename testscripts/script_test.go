@@ -19,7 +19,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(parallelM{m}, map[string]func(){
 		"rigor": func() { raceNoSleep(); os.Exit(cli.Main()) },
 		// A stand-in for vLLM's CLI (engine/vllm/standin).
 		"fake-vllm": func() { raceNoSleep(); os.Exit(standin.Main()) },
@@ -33,10 +33,16 @@ func TestMain(m *testing.M) {
 var scriptConds = map[string]func() (bool, error){}
 
 func TestScripts(t *testing.T) {
+	// Beside TestReadmeTour: each waits for a slot of -parallel, and
+	// neither waits for the other to finish.
+	t.Parallel()
 	_, file, _, _ := runtime.Caller(0)
 	repo := filepath.Dir(filepath.Dir(file))
 	races := raceLogs(t)
-	testscript.Run(t, testscript.Params{
+	if err := weighScripts(t.Name(), "."); err != nil {
+		t.Fatal(err)
+	}
+	runOrdered(t, testscript.Params{
 		Dir:                 ".",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -20,7 +21,9 @@ func init() {
 	scriptConds["slurm"] = slurmUp
 }
 
-func slurmUp() (bool, error) {
+// slurmUp asks the cluster once per test process: sinfo waits up to 10 s
+// for a controller that is not running, and every Slurm script asks.
+var slurmUp = sync.OnceValues(func() (bool, error) {
 	up := false
 	if _, err := exec.LookPath("sinfo"); err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -33,7 +36,7 @@ func slurmUp() (bool, error) {
 		return false, fmt.Errorf("CI=true but no Slurm cluster answers: .ci/run starts one with scripts/ci-slurm.sh start")
 	}
 	return up, nil
-}
+})
 
 func init() {
 	// slurm-cancel-on-exit: when the script ends, pass or fail, cancel
