@@ -27,7 +27,9 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	// survivors DIR: fail when any process whose program lives under DIR
 	// is still running (rigor must leave no worker behind).
 	"survivors": survivors,
-	// waitport HOST:PORT SECONDS: wait until something accepts connections.
+	// waitport HOST:PORT [SECONDS]: wait (up to SECONDS, default 30) until
+	// something accepts connections, such as a server the script started
+	// in the background (`exec fake-vllm serve … &`).
 	"waitport": waitport,
 	// testengine DIR [--ik] [--patches PDIR]: a small llama.cpp-shaped
 	// engine source tree as a git repository (engine/llamacpp/testengine).
@@ -82,11 +84,15 @@ func processesUnder(dir string) []string {
 }
 
 func waitport(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 2 {
-		ts.Fatalf("usage: waitport HOST:PORT SECONDS")
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitport HOST:PORT [SECONDS]")
 	}
-	secs, err := strconv.Atoi(args[1])
-	ts.Check(err)
+	secs := 30
+	if len(args) == 2 {
+		var err error
+		secs, err = strconv.Atoi(args[1])
+		ts.Check(err)
+	}
 	deadline := time.Now().Add(time.Duration(secs) * time.Second)
 	for time.Now().Before(deadline) {
 		if c, err := net.DialTimeout("tcp", args[0], time.Second); err == nil {
@@ -95,5 +101,5 @@ func waitport(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	ts.Fatalf("nothing accepted connections on %s within %ss", args[0], args[1])
+	ts.Fatalf("nothing accepted connections on %s within %ds", args[0], secs)
 }
