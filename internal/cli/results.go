@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -121,7 +123,9 @@ func writeResultsJSON(w io.Writer, store *results.Store, sums []*results.Summary
 			}
 		}
 		item.Reset()
-		if err := enc.Encode(x); err != nil {
+		if b, ok := appendRowJSON(item.Bytes(), &x); ok {
+			item.Write(b)
+		} else if err := enc.Encode(x); err != nil {
 			return err
 		}
 		bw.WriteString("  ")
@@ -133,6 +137,106 @@ func writeResultsJSON(w io.Writer, store *results.Store, sums []*results.Summary
 	}
 	bw.WriteString("]\n")
 	return bw.Flush()
+}
+
+// appendRowJSON appends a row as the json.Encoder of writeResultsJSON
+// prints it (indented by two spaces under a two-space prefix), for rows
+// whose strings need no escaping and whose numbers are finite: the encoder's
+// reflection and indentation were most of --json's time. ok is false for
+// any other row, which the encoder then prints.
+func appendRowJSON(b []byte, x *resultRow) ([]byte, bool) {
+	plain := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+				return false
+			}
+		}
+		// The encoder escapes U+2028 and U+2029, and replaces invalid
+		// UTF-8.
+		return utf8.ValidString(s) && !strings.ContainsRune(s, '\u2028') && !strings.ContainsRune(s, '\u2029')
+	}
+	for _, s := range []string{x.ID, x.Experiment, x.Point, x.Status, x.Error, x.Commit, x.Rig, x.Path} {
+		if !plain(s) {
+			return b, false
+		}
+	}
+	if m := x.Metric; m != nil && (!plain(m.Key) || !plain(m.Unit) || math.IsNaN(m.Mean) || math.IsInf(m.Mean, 0)) {
+		return b, false
+	}
+	field := func(indent, name, value string, last bool) {
+		b = append(b, indent...)
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `": "`...)
+		b = append(b, value...)
+		b = append(b, '"')
+		if !last {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+	}
+	const in = "    "
+	b = append(b, "{\n"...)
+	field(in, "id", x.ID, false)
+	field(in, "experiment", x.Experiment, false)
+	field(in, "point", x.Point, false)
+	b = append(b, in+`"start": `...)
+	b, err := x.Start.AppendText(append(b, '"'))
+	if err != nil {
+		return b, false
+	}
+	b = append(b, "\",\n"...)
+	// The optional fields after status; each but the last ends in ",".
+	var rest []func(last bool)
+	opt := func(name, v string) {
+		if v != "" {
+			rest = append(rest, func(last bool) { field(in, name, v, last) })
+		}
+	}
+	opt("error", x.Error)
+	opt("engineCommit", x.Commit)
+	opt("rig", x.Rig)
+	if m := x.Metric; m != nil {
+		rest = append(rest, func(last bool) {
+			b = append(b, in+`"metric": {`+"\n"...)
+			field(in+"  ", "key", m.Key, false)
+			if m.Unit != "" {
+				field(in+"  ", "unit", m.Unit, false)
+			}
+			b = append(b, in+`  "mean": `...)
+			b = appendJSONFloat(b, m.Mean)
+			b = append(b, ",\n"+in+`  "n": `...)
+			b = strconv.AppendInt(b, int64(m.N), 10)
+			b = append(b, "\n"+in+"}"...)
+			if !last {
+				b = append(b, ',')
+			}
+			b = append(b, '\n')
+		})
+	}
+	opt("path", x.Path)
+	field(in, "status", x.Status, len(rest) == 0)
+	for i, f := range rest {
+		f(i == len(rest)-1)
+	}
+	return append(b, "  }\n"...), true
+}
+
+// appendJSONFloat formats a finite float as encoding/json does.
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 to e-9, as encoding/json does
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // writeResultsTable prints the runs as a table whose columns are as wide
