@@ -2,6 +2,7 @@ package nodellama
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -22,10 +23,11 @@ var reasons = []string{
 // warning for each row whose engine counter is more than Agreement times
 // its wall-clock figure (computed here from the samples, not from the
 // runner's summary), naming the metric and the ratio and giving a reason,
-// and none for a row that agrees.
+// and none for a row that agrees. A ratio within 0.1% of Agreement may go
+// either way.
 func checkExplained(t *testing.T, o Outcome) {
 	t.Helper()
-	var want []string // the start of each expected warning
+	j := 0 // the next warning
 	for _, r := range o.Rows {
 		rm := r.Metrics()
 		em, ok := engineMetric(r)
@@ -33,25 +35,31 @@ func checkExplained(t *testing.T, o Outcome) {
 			continue
 		}
 		ratio := meanOf(em.Samples) / meanOf(rm[0].Samples)
-		if ratio > Agreement*0.999 && ratio < Agreement*1.001 {
-			t.Fatalf("%s %s: ratio %.4f is too close to %.2f to judge; choose other samples", rm[0].Name, r.Test, ratio, Agreement)
+		must, may := ratio > Agreement*1.001, ratio >= Agreement*0.999
+		prefix := fmt.Sprintf("%s %s: the engine's own counter (%s) is ", rm[0].Name, r.Test, metric.Engine(rm[0].Name))
+		if j < len(o.Warnings) && strings.HasPrefix(o.Warnings[j], prefix) && may {
+			w := o.Warnings[j]
+			j++
+			var got float64
+			if _, err := fmt.Sscanf(strings.TrimPrefix(w, prefix), "%f×", &got); err != nil || math.Abs(got-ratio) > 0.006 {
+				t.Errorf("%s %s: the warning gives the ratio %v (%v), want %.2f: %s", rm[0].Name, r.Test, got, err, ratio, w)
+			}
+			hasReason := false
+			for _, why := range reasons {
+				hasReason = hasReason || strings.Contains(w, why)
+			}
+			if !hasReason {
+				t.Errorf("%s %s: the warning gives no reason: %s", rm[0].Name, r.Test, w)
+			}
+			continue
 		}
-		if ratio > Agreement {
-			want = append(want, fmt.Sprintf("%s %s: the engine's own counter (%s) is %.2f× rigor's wall-clock figure",
-				rm[0].Name, r.Test, metric.Engine(rm[0].Name), ratio))
+		if must {
+			t.Errorf("%s %s: the engine counter is %.2f× the wall clock, more than %.2f×, and no warning says why; warnings:\n%s",
+				rm[0].Name, r.Test, ratio, Agreement, strings.Join(o.Warnings[j:], "\n"))
 		}
 	}
-	if len(o.Warnings) != len(want) {
-		t.Fatalf("got %d warnings, want %d, starting:\n%s\ngot:\n%s", len(o.Warnings), len(want), strings.Join(want, "\n"), strings.Join(o.Warnings, "\n"))
-	}
-	for i, w := range o.Warnings {
-		hasReason := false
-		for _, why := range reasons {
-			hasReason = hasReason || strings.Contains(w, why)
-		}
-		if !strings.HasPrefix(w, want[i]) || !hasReason {
-			t.Errorf("warning %d does not start %q and give a reason: %s", i, want[i], w)
-		}
+	if j != len(o.Warnings) {
+		t.Errorf("warnings for rows that agree, or out of order:\n%s", strings.Join(o.Warnings[j:], "\n"))
 	}
 }
 

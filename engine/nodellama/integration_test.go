@@ -135,6 +135,21 @@ run: schema.#Experiment & {
 		if r.ModelType != "llama ?B F16" || r.ModelNParams != 1574144 || r.NThreads != 1 || r.Fields["node_llama_cpp_version"] != testVersion {
 			t.Errorf("row %s: got type %q params %d threads %d version %v", r.Test, r.ModelType, r.ModelNParams, r.NThreads, r.Fields["node_llama_cpp_version"])
 		}
+		// Where the time outside llama_decode went: one call per prompt
+		// batch and per generated token, and a figure per repetition.
+		calls, _ := number(r.Fields["eval_calls"])
+		if want := float64(min(r.NPrompt, 1) + r.NGen); calls != want || len(sampleList(r, "outside_samples_ns")) != 2 {
+			t.Errorf("row %s: eval_calls %v (want %v), outside_samples_ns %v", r.Test, r.Fields["eval_calls"], want, r.Fields["outside_samples_ns"])
+		}
+		if _, err := os.Stat("/proc/self/task"); err == nil && len(sampleList(r, "sched_wait_samples_ns")) != 2 {
+			t.Errorf("row %s: sched_wait_samples_ns %v, want 2 (Linux)", r.Test, r.Fields["sched_wait_samples_ns"])
+		}
+	}
+	// The figures agree within Agreement, or the outcome says why (no
+	// timing is asserted: a busy machine passes with its reason).
+	checkExplained(t, o)
+	for _, w := range o.Warnings {
+		t.Log(w)
 	}
 
 	// A model the engine refuses: a failed outcome that says why.
