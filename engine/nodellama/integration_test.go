@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +73,12 @@ func runPlanned(t *testing.T, p engine.Process) (stdout, stderr []byte, exit int
 	defer cancel()
 	cmd := exec.CommandContext(ctx, p.Argv[0], p.Argv[1:]...)
 	cmd.Dir = p.Dir
+	if len(p.Env) > 0 {
+		cmd.Env = os.Environ()
+		for k, v := range p.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -175,9 +183,16 @@ run: schema.#Experiment & {
 //	RIGOR_NODELLAMA_MEASURE=1 go test -run TestMeasure -v -timeout 30m ./engine/nodellama
 //
 // RIGOR_NODELLAMA_CACHE names an engine cache to reuse (default: a
-// temporary one). For each model, thread count and API it runs the runner
-// once (pp32, tg16, r 5) and prints the runner's tok/s next to llama.cpp's
-// own, and their ratio.
+// temporary one); RIGOR_NODELLAMA_ROUNDS the rounds (default 5). On the
+// quick start's two models (tiny and small, one thread, pp32 and tg16, 5
+// repetitions after a warm-up) each round runs every variant once, in
+// turn, so that load that comes and goes is shared: the runner's default
+// (addon), the same with libuv's pool at one thread (UV_THREADPOOL_SIZE=1)
+// and the public sequence API. Each run prints the 1-minute load, the
+// runner's tok/s and llama.cpp's (means of the repetitions), their ratio,
+// the time outside llama_decode per call into node-llama-cpp and the time
+// the runner's threads waited for a CPU per repetition; the end prints the
+// median and the lowest ratio over the rounds.
 func TestMeasure(t *testing.T) {
 	if os.Getenv("RIGOR_NODELLAMA_MEASURE") == "" {
 		t.Skip("set RIGOR_NODELLAMA_MEASURE=1 to measure")
@@ -186,6 +201,10 @@ func TestMeasure(t *testing.T) {
 	if cache == "" {
 		cache = t.TempDir()
 	}
+	rounds := 5
+	if n, err := strconv.Atoi(os.Getenv("RIGOR_NODELLAMA_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
 	inst := realInstall(t, cache)
 	dir := t.TempDir()
 	models := []struct {
@@ -193,31 +212,89 @@ func TestMeasure(t *testing.T) {
 		s    gguf.SyntheticSpec
 	}{
 		{"tiny", tinySpec},
-		{"mid", gguf.SyntheticSpec{Arch: "llama", Layers: 8, Embd: 512, Heads: 8, KVHeads: 8, FF: 1536, Vocab: 4096, Ctx: 2048, Type: "f16"}},
+		{"small", gguf.SyntheticSpec{Arch: "llama", Layers: 8, Embd: 512, Heads: 8, KVHeads: 8, FF: 1536, Vocab: 4096, Ctx: 2048, Type: "f16"}},
 	}
-	t.Logf("node %s, node-llama-cpp %s, runner %s", inst.NodeVersion, inst.Version, RunnerDigest()[:12])
-	t.Logf("%-5s %-3s %-7s %-6s %12s %12s %7s %s", "model", "t", "api", "test", "runner tok/s", "engine tok/s", "ratio", "runner samples / engine samples")
+	variants := []struct {
+		name string
+		args []string
+		env  []string
+	}{
+		{"addon", []string{"--api", "addon"}, nil},
+		{"addon+pool1", []string{"--api", "addon"}, []string{"UV_THREADPOOL_SIZE=1"}},
+		{"public", []string{"--api", "public"}, nil},
+	}
+	t.Logf("node %s, node-llama-cpp %s, runner %s, %d rounds", inst.NodeVersion, inst.Version, RunnerDigest()[:12], rounds)
 	for _, m := range models {
 		path := filepath.Join(dir, m.name+".gguf")
 		writeModel(t, path, m.s)
 		t.Logf("%s: %s, %d bytes", m.name, m.s.Name(), fileSize(path))
-		for _, threads := range []string{"1", "2"} {
-			for _, api := range []string{"addon", "public"} {
-				p := engine.Process{Dir: inst.Dir, Argv: []string{"node", inst.Runner, "--model", path, "-p", "32", "-n", "16", "-r", "5",
-					"--threads", threads, "--warmup", "2", "--api", api}}
-				stdout, stderr, exit := runPlanned(t, p)
+	}
+	t.Logf("%-5s %-5s %-11s %-5s %5s %12s %12s %6s %14s %14s", "round", "model", "variant", "test", "load", "runner tok/s", "engine tok/s", "ratio", "outside/call", "CPU wait/rep")
+	ratios := map[string][]float64{}
+	var keys []string
+	for round := 1; round <= rounds; round++ {
+		for _, m := range models {
+			for _, v := range variants {
+				load := loadAvg()
+				argv := append([]string{"node", inst.Runner, "--model", filepath.Join(dir, m.name+".gguf"), "-p", "32", "-n", "16", "-r", "5",
+					"--threads", "1", "--warmup", "1"}, v.args...)
+				stdout, stderr, exit := runPlanned(t, engine.Process{Dir: inst.Dir, Argv: argv, Env: envMap(v.env)})
 				o := ParseOutput(stdout, stderr, exit)
 				if o.Status != results.StatusOK {
-					t.Fatalf("%v: %s %s\n%s", p.Argv, o.Status, o.Error, stderr)
+					t.Fatalf("%v: %s %s\n%s", argv, o.Status, o.Error, stderr)
 				}
-				for i := 0; i+1 < len(o.Metrics); i += 2 {
-					r, e := o.Metrics[i], o.Metrics[i+1]
-					t.Logf("%-5s %-3s %-7s %-6s %12.0f %12.0f %7.2f %s / %s", m.name, threads, api, r.Test, median(r.Samples), median(e.Samples),
-						median(e.Samples)/median(r.Samples), fmtSamples(r.Samples), fmtSamples(e.Samples))
+				checkExplained(t, o)
+				for _, r := range o.Rows {
+					rm := r.Metrics()
+					em, ok := engineMetric(r)
+					if len(rm) == 0 || !ok {
+						continue
+					}
+					ratio := em.Value / rm[0].Value
+					key := m.name + " " + v.name + " " + r.Test
+					if _, seen := ratios[key]; !seen {
+						keys = append(keys, key)
+					}
+					ratios[key] = append(ratios[key], ratio)
+					perCall, wait := "-", "-"
+					if calls, ok := number(r.Fields["eval_calls"]); ok && calls > 0 {
+						perCall = fmt.Sprintf("%.0f µs", meanOf(sampleList(r, "outside_samples_ns"))/calls/1e3)
+					}
+					if w := sampleList(r, "sched_wait_samples_ns"); len(w) > 0 {
+						wait = fmt.Sprintf("%.2f ms", meanOf(w)/1e6)
+					}
+					t.Logf("%-5d %-5s %-11s %-5s %5s %12.0f %12.0f %6.2f %14s %14s", round, m.name, v.name, r.Test, load, rm[0].Value, em.Value, ratio, perCall, wait)
 				}
 			}
 		}
 	}
+	t.Logf("%-24s %8s %8s  (engine tok/s over runner tok/s, %d rounds)", "model variant test", "median", "lowest", rounds)
+	for _, k := range keys {
+		r := ratios[k]
+		t.Logf("%-24s %8.2f %8.2f", k, median(r), slices.Min(r))
+	}
+}
+
+// loadAvg is the 1-minute load average, "?" where unreadable.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
+
+// envMap turns NAME=value pairs into a process environment map.
+func envMap(kv []string) map[string]string {
+	if len(kv) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, e := range kv {
+		k, v, _ := strings.Cut(e, "=")
+		out[k] = v
+	}
+	return out
 }
 
 func fileSize(p string) int64 {
