@@ -38,6 +38,7 @@ func (c *logCmd) Run(e *env) error {
 			return err
 		}
 	}
+	limitListingMemory()
 	store, err := e.openStore()
 	if err != nil {
 		return err

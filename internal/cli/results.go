@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -73,6 +75,7 @@ type keyMetric struct {
 }
 
 func (c *resultsListCmd) Run(e *env) error {
+	limitListingMemory()
 	store, err := e.openStore()
 	if err != nil {
 		return err
@@ -89,6 +92,19 @@ func (c *resultsListCmd) Run(e *env) error {
 		return nil
 	}
 	return writeResultsTable(e.stdout, sums)
+}
+
+// limitListingMemory sets a soft memory limit of 160 MiB for a listing
+// from the index. One that builds the index from nothing decodes every
+// record once, and at 100,000 records peaked at 210 MB, most of it
+// garbage not yet collected; under the limit the collector runs sooner
+// (that once-only rebuild costs about a fifth more CPU) and stays under
+// 170 MB. A warm listing (110 MB at 100,000 records) is not affected.
+// GOGC or GOMEMLIMIT set by the user win.
+func limitListingMemory() {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(160 << 20)
+	}
 }
 
 // row is the line of a run in rigor results.
