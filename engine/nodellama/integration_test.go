@@ -186,9 +186,10 @@ run: schema.#Experiment & {
 // temporary one); RIGOR_NODELLAMA_ROUNDS the rounds (default 5). On the
 // quick start's two models (tiny and small, one thread, pp32 and tg16, 5
 // repetitions after a warm-up) each round runs every variant once, in
-// turn, so that load that comes and goes is shared: the runner's default
-// (addon), the same with libuv's pool at one thread (UV_THREADPOOL_SIZE=1)
-// and the public sequence API. Each run prints the 1-minute load, the
+// turn, starting each round one variant further (the order matters on a
+// busy machine), so that load that comes and goes is shared: the runner as
+// rigor plans it (addon), the same with libuv's pool at one thread
+// (addon+pool1; node's default is four) and the public sequence API. Each run prints the 1-minute load, the
 // runner's tok/s and llama.cpp's (means of the repetitions), their ratio,
 // the time outside llama_decode per call into node-llama-cpp and the time
 // the runner's threads waited for a CPU per repetition; the end prints the
@@ -234,7 +235,8 @@ func TestMeasure(t *testing.T) {
 	var keys []string
 	for round := 1; round <= rounds; round++ {
 		for _, m := range models {
-			for _, v := range variants {
+			for i := range variants {
+				v := variants[(i+round-1)%len(variants)]
 				load := loadAvg()
 				argv := append([]string{"node", inst.Runner, "--model", filepath.Join(dir, m.name+".gguf"), "-p", "32", "-n", "16", "-r", "5",
 					"--threads", "1", "--warmup", "1"}, v.args...)

@@ -45,20 +45,6 @@ func unknownArgs(args []string) []string {
 	return bad
 }
 
-// PoolEnv sizes libuv's thread pool, on which node-llama-cpp evaluates;
-// rigor runs its bench runner with PoolSize unless the experiment sets the
-// variable (env) or passes it on (passEnv). node-llama-cpp evaluates one
-// batch at a time per context, so one pool thread does the same work as
-// node's default of four; with four, each evaluation wakes another thread,
-// often on another core, and the hand-off costs more (about 50 µs a call
-// against 20 µs on a 2-core machine, and far more under load: BENCHMARKS.md,
-// "Which figure to quote"). Every evaluation still goes to a worker thread
-// and back, so the wall clock keeps what a node-llama-cpp user pays for it.
-const (
-	PoolEnv  = "UV_THREADPOOL_SIZE"
-	PoolSize = "1"
-)
-
 // unsupportedBench are llama-bench workload fields the runner does not
 // implement, with the reason.
 var unsupportedBench = map[string]string{
@@ -77,8 +63,7 @@ var unsupportedBench = map[string]string{
 // llama-bench does. Unset fields take the runner's defaults: llama-bench's
 // (p 512, n 128, r 5, one warm-up) and node-llama-cpp's (threads: the
 // machine's math cores, batch 512), CPU only (gpu-layers 0), and a
-// context just large enough for the longest test. The process runs with
-// libuv's pool at one thread (PoolEnv) unless the experiment says otherwise.
+// context just large enough for the longest test.
 func (Engine) Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 	s := p.Spec
 	for _, a := range s.ExtraArgs {
@@ -104,11 +89,7 @@ func (Engine) Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 		argv = append(argv, a.Argv()...)
 	}
 	argv = append(argv, s.ExtraArgs...)
-	env := engine.Env(s.Env)
-	if _, set := env[PoolEnv]; !set && !slices.Contains(s.PassEnv, PoolEnv) {
-		env = engine.Env(map[string]string{PoolEnv: PoolSize}, env)
-	}
 	return &engine.Plan{Point: p.ID, Family: s.Engine.Family, Processes: []engine.Process{{
-		Role: "bench", Name: "node-llama-cpp", Argv: argv, Env: env, PassEnv: s.PassEnv, Dir: in.BinDir,
+		Role: "bench", Name: "node-llama-cpp", Argv: argv, Env: engine.Env(s.Env), PassEnv: s.PassEnv, Dir: in.BinDir,
 	}}}, nil
 }

@@ -37,40 +37,7 @@ gp: _base & {bench: gp: [[32, 8]]}
 
 reservedR: _base & {extraArgs: ["-r", "9"]}
 
-pool4: _base & {env: {UV_THREADPOOL_SIZE: "4", OTHER: "x"}}
-
-poolPassed: _base & {passEnv: ["UV_THREADPOOL_SIZE"]}
 `
-
-// TestPlan_Pool: the runner runs with libuv's pool at one thread unless the
-// experiment sets the variable or passes it on.
-func TestPlan_Pool(t *testing.T) {
-	points := enginetest.LoadPackage(t, "nl", planExperiments)
-	cases := []struct {
-		id   string
-		want map[string]string
-	}{
-		{"nl/plain", map[string]string{"UV_THREADPOOL_SIZE": "1"}},
-		{"nl/full", map[string]string{"UV_THREADPOOL_SIZE": "1"}},
-		{"nl/pool4", map[string]string{"UV_THREADPOOL_SIZE": "4", "OTHER": "x"}},
-		{"nl/poolPassed", nil},
-	}
-	for _, c := range cases {
-		plan, err := Engine{}.Plan(points[c.id], engine.Inputs{})
-		if err != nil {
-			t.Fatalf("Plan(%s): %v", c.id, err)
-		}
-		got := plan.Processes[0].Env
-		if len(got) != len(c.want) {
-			t.Errorf("Plan(%s) env: got %v, want %v", c.id, got, c.want)
-		}
-		for k, v := range c.want {
-			if got[k] != v {
-				t.Errorf("Plan(%s) env %s: got %q, want %q", c.id, k, got[k], v)
-			}
-		}
-	}
-}
 
 func TestPlan_Argv(t *testing.T) {
 	points := enginetest.LoadPackage(t, "nl", planExperiments)

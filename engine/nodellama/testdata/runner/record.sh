@@ -6,7 +6,6 @@
 # start's small, as rigor writes it into its cache's models/synthetic) and
 # badarch.gguf (tiny.gguf with general.architecture "qwama").
 set -u
-export UV_THREADPOOL_SIZE=1 # as rigor's plan runs the runner (nodellama.PoolEnv)
 T=$(cd "$(dirname "$0")" && pwd)
 cp "$T/../../runner/rigor-bench.mjs" "$1/" && cd "$1" || exit 1
 rec() { name=$1; shift; node rigor-bench.mjs "$@" >"$T/$name.stdout" 2>"$T/$name.stderr"; echo $? >"$T/$name.rc"; }
