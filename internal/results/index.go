@@ -269,7 +269,7 @@ func (s *Store) scanDir(dir string, now time.Time, detail bool) (dirs []string, 
 		return nil, nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("listing runs of %s: %w", dir, err)
+		return nil, nil, nil, listingError(dir, err)
 	}
 	old := s.readSegment(dir, detail)
 	seg := segment{Version: indexVersion, Dir: dir}
@@ -293,7 +293,7 @@ func (s *Store) scanDir(dir string, now time.Time, detail bool) (dirs []string, 
 			if dir == "" && errors.Is(err, fs.ErrNotExist) {
 				return nil, nil, nil, err
 			}
-			return nil, nil, nil, fmt.Errorf("listing runs of %s: %w", dir, err)
+			return nil, nil, nil, listingError(dir, err)
 		}
 		byName := make(map[string]*segmentEntry, len(old.Records))
 		for i := range old.Records {
@@ -367,6 +367,13 @@ func (s *Store) scanDir(dir string, now time.Time, detail bool) (dirs []string, 
 		}
 	}
 	return seg.Subdirs, sums, warnings, nil
+}
+
+func listingError(dir string, err error) error {
+	if dir == "" {
+		return fmt.Errorf("listing runs: %w", err)
+	}
+	return fmt.Errorf("listing runs of %s: %w", dir, err)
 }
 
 // withDetails gives the entries of a segment about to be written that
