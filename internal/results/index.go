@@ -262,13 +262,12 @@ func (s *Store) scanDir(dir string, now time.Time, detail bool) (dirs []string, 
 	// The directory's stat is taken before it is read: a change while
 	// it is read leaves a key that no longer matches.
 	dkey, err := statKey(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		if dir == "" {
-			return nil, nil, nil, err
-		}
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && dir == "":
+		return nil, nil, nil, err
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, nil, nil
-	}
-	if err != nil {
+	case err != nil:
 		return nil, nil, nil, listingError(dir, err)
 	}
 	old := s.readSegment(dir, detail)
@@ -286,13 +285,12 @@ func (s *Store) scanDir(dir string, now time.Time, detail bool) (dirs []string, 
 		}
 	} else {
 		ents, err := os.ReadDir(abs)
-		if errors.Is(err, fs.ErrNotExist) && dir != "" {
-			return nil, nil, nil, nil
-		}
-		if err != nil {
-			if dir == "" && errors.Is(err, fs.ErrNotExist) {
-				return nil, nil, nil, err
-			}
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && dir == "":
+			return nil, nil, nil, err
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, nil, nil, nil // removed since its stat
+		case err != nil:
 			return nil, nil, nil, listingError(dir, err)
 		}
 		byName := make(map[string]*segmentEntry, len(old.Records))
