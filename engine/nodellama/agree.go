@@ -57,25 +57,48 @@ func disagreement(r llamabench.Row) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "%s of each repetition's %s went outside llama_decode", ms(outside), ms(wall))
+	idle, hasIdle := number(r.Fields["idle_call_ns"])
+	hasIdle = hasIdle && idle > 0 && hasCalls && calls > 0
 	if hasCalls && calls > 0 {
 		fmt.Fprintf(&b, ", %s for each of its %.0f calls into node-llama-cpp", ms(outside/calls), calls)
+		if hasIdle {
+			fmt.Fprintf(&b, " (an empty call, the hand-off alone, took %s)", ms(idle))
+		}
 	}
-	busy := false
-	if len(wait) > 0 {
-		w := meanOf(wait)
+	w, hasWait := meanOf(wait), len(wait) > 0
+	if hasWait {
 		fmt.Fprintf(&b, "; the runner's threads waited %s in all for a CPU", ms(w))
-		busy = w >= outside/2
 	}
+	// The causes: the hand-off, when it alone is a good part of the time
+	// outside; the load, when the calls cost far more than an empty one or
+	// the threads waited for a CPU.
+	var handOff, busy bool
 	switch {
-	case busy:
-		b.WriteString(": other processes held the cores (a busy machine, see machine in this record); compare wall-clock figures only with runs made under the same load")
-	case hasCalls && calls > 0:
-		fmt.Fprintf(&b, ": each call hands the batch to node-llama-cpp's worker thread and back, a cost every node-llama-cpp user pays, large against this model's %s a token inside llama_decode; quote %s for node-llama-cpp, %s for llama.cpp's compute alone",
-			ms((wall-outside)/max(tokens, 1)), name, metric.Engine(name))
+	case hasIdle:
+		handOff = calls*idle >= outside/4
+		busy = outside/calls > 2*idle || (hasWait && w >= outside/2 && !handOff)
+	case hasWait:
+		busy = w >= outside/2
+		handOff = !busy && hasCalls && calls > 0
 	default:
-		fmt.Fprintf(&b, ": the public sequence API (--api public) schedules every token in JavaScript and samples it on the worker thread; quote %s for node-llama-cpp, %s for llama.cpp's compute alone",
-			name, metric.Engine(name))
+		handOff = hasCalls && calls > 0
 	}
+	var causes []string
+	switch {
+	case busy && hasWait && w < outside/4:
+		causes = append(causes, "the calls took far longer than an empty one, yet the runner's threads hardly waited for a CPU (see machine in this record for what else the machine did)")
+	case busy:
+		causes = append(causes, "other processes held the cores (a busy machine, see machine in this record); compare wall-clock figures only with runs made under the same load")
+	}
+	if handOff {
+		causes = append(causes, fmt.Sprintf("each call hands the batch to node-llama-cpp's worker thread and back, a cost every node-llama-cpp user pays, large against this model's %s a token inside llama_decode; quote %s for node-llama-cpp, %s for llama.cpp's compute alone",
+			ms((wall-outside)/max(tokens, 1)), name, metric.Engine(name)))
+	}
+	if len(causes) == 0 {
+		causes = append(causes, fmt.Sprintf("the public sequence API (--api public) schedules every token in JavaScript and samples it on the worker thread; quote %s for node-llama-cpp, %s for llama.cpp's compute alone",
+			name, metric.Engine(name)))
+	}
+	b.WriteString(": " + strings.Join(causes, "; and "))
 	return b.String()
 }
 

@@ -17,6 +17,7 @@ var reasons = []string{
 	"node-llama-cpp's worker thread and back",
 	"the public sequence API",
 	"did not record where the time",
+	"took far longer than an empty one",
 }
 
 // checkExplained fails t unless the outcome has, in row order, exactly one
@@ -103,6 +104,25 @@ func TestDisagreement_Reasons(t *testing.T) {
 				"3.00 ms of each repetition's 8.00 ms went outside llama_decode, 3.00 ms for each of its 1 calls into node-llama-cpp: " +
 				"each call hands the batch to node-llama-cpp's worker thread and back, a cost every node-llama-cpp user pays, large against this model's 0.156 ms a token inside llama_decode; " +
 				"quote tokSPrompt for node-llama-cpp, engineTokSPrompt for llama.cpp's compute alone"},
+		{name: "hand-off, measured", row: `{"n_prompt":0,"n_gen":16,"avg_ts":4000,"samples_ts":[4000],"samples_ns":[4000000],"engine_avg_ts":6400,"engine_samples_ts":[6400],"engine_samples_ns":[2500000],"eval_calls":16,"idle_call_ns":80000,"outside_samples_ns":[1500000],"sched_wait_samples_ns":[3000000],"sched_run_samples_ns":[3900000]}`,
+			want: "tokSOut tg16: the engine's own counter (engineTokSOut) is 1.60× rigor's wall-clock figure, more than the 1.25× they should agree within: " +
+				"1.50 ms of each repetition's 4.00 ms went outside llama_decode, 0.094 ms for each of its 16 calls into node-llama-cpp (an empty call, the hand-off alone, took 0.080 ms); the runner's threads waited 3.00 ms in all for a CPU: " +
+				"each call hands the batch to node-llama-cpp's worker thread and back, a cost every node-llama-cpp user pays, large against this model's 0.156 ms a token inside llama_decode; " +
+				"quote tokSOut for node-llama-cpp, engineTokSOut for llama.cpp's compute alone"},
+		{name: "hand-off and load", row: `{"n_prompt":0,"n_gen":16,"avg_ts":2000,"samples_ts":[2000],"samples_ns":[8000000],"engine_avg_ts":6400,"engine_samples_ts":[6400],"engine_samples_ns":[2500000],"eval_calls":16,"idle_call_ns":100000,"outside_samples_ns":[5500000]}`,
+			want: "tokSOut tg16: the engine's own counter (engineTokSOut) is 3.20× rigor's wall-clock figure, more than the 1.25× they should agree within: " +
+				"5.50 ms of each repetition's 8.00 ms went outside llama_decode, 0.344 ms for each of its 16 calls into node-llama-cpp (an empty call, the hand-off alone, took 0.100 ms): " +
+				"other processes held the cores (a busy machine, see machine in this record); compare wall-clock figures only with runs made under the same load; and " +
+				"each call hands the batch to node-llama-cpp's worker thread and back, a cost every node-llama-cpp user pays, large against this model's 0.156 ms a token inside llama_decode; " +
+				"quote tokSOut for node-llama-cpp, engineTokSOut for llama.cpp's compute alone"},
+		{name: "load, measured", row: `{"n_prompt":32,"n_gen":0,"avg_ts":3000,"samples_ts":[3000],"samples_ns":[10666667],"engine_avg_ts":6000,"engine_samples_ts":[6000],"engine_samples_ns":[5333333],"eval_calls":1,"idle_call_ns":30000,"outside_samples_ns":[5333334],"sched_wait_samples_ns":[100],"sched_run_samples_ns":[1]}`,
+			want: "tokSPrompt pp32: the engine's own counter (engineTokSPrompt) is 2.00× rigor's wall-clock figure, more than the 1.25× they should agree within: " +
+				"5.33 ms of each repetition's 10.7 ms went outside llama_decode, 5.33 ms for each of its 1 calls into node-llama-cpp (an empty call, the hand-off alone, took 0.030 ms); the runner's threads waited 0.000 ms in all for a CPU: " +
+				"the calls took far longer than an empty one, yet the runner's threads hardly waited for a CPU (see machine in this record for what else the machine did)"},
+		{name: "load, measured, waiting", row: `{"n_prompt":32,"n_gen":0,"avg_ts":3000,"samples_ts":[3000],"samples_ns":[10666667],"engine_avg_ts":6000,"engine_samples_ts":[6000],"engine_samples_ns":[5333333],"eval_calls":1,"idle_call_ns":30000,"outside_samples_ns":[5333334],"sched_wait_samples_ns":[4000000],"sched_run_samples_ns":[1]}`,
+			want: "tokSPrompt pp32: the engine's own counter (engineTokSPrompt) is 2.00× rigor's wall-clock figure, more than the 1.25× they should agree within: " +
+				"5.33 ms of each repetition's 10.7 ms went outside llama_decode, 5.33 ms for each of its 1 calls into node-llama-cpp (an empty call, the hand-off alone, took 0.030 ms); the runner's threads waited 4.00 ms in all for a CPU: " +
+				"other processes held the cores (a busy machine, see machine in this record); compare wall-clock figures only with runs made under the same load"},
 		{name: "public API", row: `{"n_prompt":0,"n_gen":8,"avg_ts":2000,"samples_ts":[2000],"samples_ns":[4000000],"engine_avg_ts":5000,"engine_samples_ts":[5000],"engine_samples_ns":[1600000],"outside_samples_ns":[2400000],"sched_wait_samples_ns":[0],"sched_run_samples_ns":[4000000],"runner_api":"public"}`,
 			want: "tokSOut tg8: the engine's own counter (engineTokSOut) is 2.50× rigor's wall-clock figure, more than the 1.25× they should agree within: " +
 				"2.40 ms of each repetition's 4.00 ms went outside llama_decode; the runner's threads waited 0.000 ms in all for a CPU: " +
