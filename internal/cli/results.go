@@ -131,9 +131,12 @@ func writeResultsJSON(w io.Writer, store *results.Store, sums []*results.Summary
 	enc.SetIndent("  ", "  ")
 	enc.SetEscapeHTML(false)
 	bw.WriteString("[\n")
+	root := filepath.Clean(store.Root) + string(filepath.Separator)
 	for i, r := range sums {
 		x := row(r)
-		if r.Path != "" {
+		if rel, ok := strings.CutPrefix(r.Path, root); ok {
+			x.Path = filepath.ToSlash(rel) // the usual case, without Rel's cleaning
+		} else if r.Path != "" {
 			if rel, err := filepath.Rel(store.Root, r.Path); err == nil {
 				x.Path = filepath.ToSlash(rel)
 			}
@@ -162,14 +165,24 @@ func writeResultsJSON(w io.Writer, store *results.Store, sums []*results.Summary
 // any other row, which the encoder then prints.
 func appendRowJSON(b []byte, x *resultRow) ([]byte, bool) {
 	plain := func(s string) bool {
-		for i := 0; i < len(s); i++ {
-			if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+		for i := 0; i < len(s); {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if c < 0x20 || c == '"' || c == '\\' {
+					return false
+				}
+				i++
+				continue
+			}
+			// The encoder replaces invalid UTF-8 and escapes U+2028
+			// and U+2029.
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 || r == '\u2028' || r == '\u2029' {
 				return false
 			}
+			i += n
 		}
-		// The encoder escapes U+2028 and U+2029, and replaces invalid
-		// UTF-8.
-		return utf8.ValidString(s) && !strings.ContainsRune(s, '\u2028') && !strings.ContainsRune(s, '\u2029')
+		return true
 	}
 	for _, s := range []string{x.ID, x.Experiment, x.Point, x.Status, x.Error, x.Commit, x.Rig, x.Path} {
 		if !plain(s) {

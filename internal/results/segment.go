@@ -227,8 +227,11 @@ func decodeSegment(data []byte, dir string, detail bool) (seg *segment, ok bool)
 	for i := range count {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
-		f = splitTabs(line, f[:0])
-		if len(f) < segmentFields {
+		// The fields up to the metrics' are split now, the detail's
+		// only when asked for (counted otherwise).
+		var ok bool
+		f, line, ok = cutFields(line, segmentFields, f[:0])
+		if !ok {
 			return nil, false
 		}
 		var nums [4]int64
@@ -245,7 +248,10 @@ func decodeSegment(data []byte, dir string, detail bool) (seg *segment, ok bool)
 		}
 		accels, err1 := strconv.Atoi(f[15])
 		nm, err2 := strconv.Atoi(f[19])
-		if err1 != nil || err2 != nil || nm < 0 || len(f) != segmentFields+5*nm+detailFields+nm {
+		if err1 != nil || err2 != nil || nm < 0 {
+			return nil, false
+		}
+		if f, line, ok = cutFields(line, 5*nm, f); !ok || strings.Count(line, "\t") != detailFields+nm-1 {
 			return nil, false
 		}
 		sp := &spans[i]
@@ -291,7 +297,7 @@ func decodeSegment(data []byte, dir string, detail bool) (seg *segment, ok bool)
 			x.Metrics = metrics[at:len(metrics):len(metrics)]
 		}
 		if detail {
-			d, ok := decodeDetail(f[segmentFields+5*nm:], nm, in)
+			d, ok := decodeDetail(splitTabs(line, f[len(f):]), nm, in)
 			if !ok {
 				return nil, false
 			}
@@ -371,6 +377,20 @@ func (in interner) get(s string) string {
 	v := field(s)
 	in[v] = v
 	return v
+}
+
+// cutFields appends the first n tab-terminated fields of s to out and
+// returns the rest; ok is false when s has fewer than n tabs.
+func cutFields(s string, n int, out []string) ([]string, string, bool) {
+	for range n {
+		i := strings.IndexByte(s, '\t')
+		if i < 0 {
+			return out, "", false
+		}
+		out = append(out, s[:i])
+		s = s[i+1:]
+	}
+	return out, s, true
 }
 
 func splitTabs(s string, out []string) []string {
