@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
@@ -27,6 +28,10 @@ func TestStore_Commit_indexFormats(t *testing.T) {
 		{"untracked cache", []string{"config core.untrackedCache true", "update-index --untracked-cache", "status"}},
 		{"split by git", []string{"config core.splitIndex true", "update-index --split-index"}},
 		{"split asked", []string{"config core.splitIndex true"}},
+		// A refreshed entry of the shared index is replaced in the split
+		// one (an entry with no name, marked in the replace bitmap).
+		{"split with a replaced entry", []string{"config core.splitIndex true", "update-index --split-index",
+			"touch a/first.txt z/last.txt", "update-index --refresh"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := newRepo(t)
@@ -43,6 +48,15 @@ func TestStore_Commit_indexFormats(t *testing.T) {
 			gitCLI(t, dir, "add", ".")
 			gitCLI(t, dir, "commit", "-q", "-m", "files")
 			for _, c := range tc.setup {
+				if f := strings.Fields(c); f[0] == "touch" {
+					later := time.Now().Add(time.Minute)
+					for _, p := range f[1:] {
+						if err := os.Chtimes(filepath.Join(dir, p), later, later); err != nil {
+							t.Fatal(err)
+						}
+					}
+					continue
+				}
 				gitCLI(t, dir, strings.Fields(c)...)
 			}
 			// A record edited by hand and a new one.
