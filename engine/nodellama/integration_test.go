@@ -146,8 +146,12 @@ run: schema.#Experiment & {
 		// Where the time outside llama_decode went: one call per prompt
 		// batch and per generated token, and a figure per repetition.
 		calls, _ := number(r.Fields["eval_calls"])
-		if want := float64(min(r.NPrompt, 1) + r.NGen); calls != want || len(sampleList(r, "outside_samples_ns")) != 2 {
-			t.Errorf("row %s: eval_calls %v (want %v), outside_samples_ns %v", r.Test, r.Fields["eval_calls"], want, r.Fields["outside_samples_ns"])
+		idle, _ := number(r.Fields["idle_call_ns"])
+		if want := float64(min(r.NPrompt, 1) + r.NGen); calls != want || idle <= 0 || len(sampleList(r, "outside_samples_ns")) != 2 {
+			t.Errorf("row %s: eval_calls %v (want %v), idle_call_ns %v, outside_samples_ns %v", r.Test, r.Fields["eval_calls"], want, r.Fields["idle_call_ns"], r.Fields["outside_samples_ns"])
+		}
+		if strings.Contains(string(stderr), "n_tokens == 0") || strings.Contains(string(stderr), "failed to decode") {
+			t.Errorf("the empty calls' complaints reached stderr:\n%s", stderr)
 		}
 		if _, err := os.Stat("/proc/self/task"); err == nil && len(sampleList(r, "sched_wait_samples_ns")) != 2 {
 			t.Errorf("row %s: sched_wait_samples_ns %v, want 2 (Linux)", r.Test, r.Fields["sched_wait_samples_ns"])
@@ -230,7 +234,7 @@ func TestMeasure(t *testing.T) {
 		writeModel(t, path, m.s)
 		t.Logf("%s: %s, %d bytes", m.name, m.s.Name(), fileSize(path))
 	}
-	t.Logf("%-5s %-5s %-11s %-5s %5s %12s %12s %6s %14s %14s", "round", "model", "variant", "test", "load", "runner tok/s", "engine tok/s", "ratio", "outside/call", "CPU wait/rep")
+	t.Logf("%-5s %-5s %-11s %-5s %5s %12s %12s %6s %14s %11s %14s", "round", "model", "variant", "test", "load", "runner tok/s", "engine tok/s", "ratio", "outside/call", "empty call", "CPU wait/rep")
 	ratios := map[string][]float64{}
 	var keys []string
 	for round := 1; round <= rounds; round++ {
@@ -258,14 +262,17 @@ func TestMeasure(t *testing.T) {
 						keys = append(keys, key)
 					}
 					ratios[key] = append(ratios[key], ratio)
-					perCall, wait := "-", "-"
+					perCall, idle, wait := "-", "-", "-"
 					if calls, ok := number(r.Fields["eval_calls"]); ok && calls > 0 {
 						perCall = fmt.Sprintf("%.0f µs", meanOf(sampleList(r, "outside_samples_ns"))/calls/1e3)
+					}
+					if ns, ok := number(r.Fields["idle_call_ns"]); ok {
+						idle = fmt.Sprintf("%.0f µs", ns/1e3)
 					}
 					if w := sampleList(r, "sched_wait_samples_ns"); len(w) > 0 {
 						wait = fmt.Sprintf("%.2f ms", meanOf(w)/1e6)
 					}
-					t.Logf("%-5d %-5s %-11s %-5s %5s %12.0f %12.0f %6.2f %14s %14s", round, m.name, v.name, r.Test, load, rm[0].Value, em.Value, ratio, perCall, wait)
+					t.Logf("%-5d %-5s %-11s %-5s %5s %12.0f %12.0f %6.2f %14s %11s %14s", round, m.name, v.name, r.Test, load, rm[0].Value, em.Value, ratio, perCall, idle, wait)
 				}
 			}
 		}
