@@ -323,10 +323,3 @@ func median(s []float64) float64 {
 	return c[len(c)/2]
 }
 
-func fmtSamples(s []float64) string {
-	parts := make([]string, len(s))
-	for i, v := range s {
-		parts[i] = fmt.Sprintf("%.0f", v)
-	}
-	return strings.Join(parts, ",")
-}
