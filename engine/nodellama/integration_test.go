@@ -322,4 +322,3 @@ func median(s []float64) float64 {
 	}
 	return c[len(c)/2]
 }
-
