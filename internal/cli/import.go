@@ -33,8 +33,8 @@ model path without a hash). Runs are linked by --experiment, else by the
 experiments' labels field (which holds the sources' run labels), else, for
 LocalMaxxing, by the one experiment with the same model, engine and
 quantization. Every file is read and checked before anything is written: an
-error in one file imports nothing. A file already imported (same sha256 and
-label) is skipped. Secrets in commands and environments are redacted.
+error in one file imports nothing. A run already imported into the same experiment
+(same file sha256 and label) is skipped. Secrets in commands and environments are redacted.
 
 Examples:
   rigor import ../shared/seeds/000_6ca3690f63b2438f.json
@@ -78,14 +78,8 @@ func (c *importCmd) Run(e *env) error {
 	}
 	opts := interop.ImportOptions{Format: c.Format, Experiment: c.Experiment, Experiments: exps, IDs: ids, Now: time.Now().UTC().Truncate(time.Second)}
 	store := results.Open(root)
-	// What was imported before, by source hash and label, from the
-	// results index (a stat per record, no decoding).
-	done, _, err := store.Imported()
-	if err != nil {
-		return err
-	}
-	var todo []interop.Imported
-	skipped := 0
+	var all []interop.Imported
+	var from []string // the file each of all came from
 	for _, f := range c.Files {
 		// Read in bounded memory; what is not JSON fails from its first
 		// bytes.
@@ -105,20 +99,41 @@ func (c *importCmd) Run(e *env) error {
 			return importHint(err)
 		}
 		for _, im := range out {
-			key := im.Run.Provenance.SHA256 + "\x00" + im.Run.Provenance.Label
-			if prev, ok := done[key]; ok {
-				what := im.Run.Provenance.Label
-				if what == "" {
-					what = "the record"
-				}
-				fmt.Fprintf(e.stderr, "rigor: skipping %q of %s: already imported as %s\n", what, f, prev)
-				skipped++
-				continue
-			}
-			done[key] = filepath.ToSlash(filepath.Join(results.Dir, im.Run.Experiment, im.Run.ID+".json"))
-			im.Run.RigorVersion = Version
-			todo = append(todo, im)
+			all = append(all, im)
+			from = append(from, f)
 		}
+	}
+	// What was imported before into the experiments these runs go to, by
+	// source hash and label, from the results index (a stat per record of
+	// those experiments, no decoding): the check costs the same in a
+	// repository of a hundred records or of a hundred thousand.
+	var experiments []string
+	for _, im := range all {
+		experiments = append(experiments, im.Run.Experiment)
+	}
+	done := map[string]string{}
+	if len(experiments) > 0 {
+		var err error
+		if done, _, err = store.Imported(experiments...); err != nil {
+			return err
+		}
+	}
+	var todo []interop.Imported
+	skipped := 0
+	for i, im := range all {
+		key := im.Run.Provenance.SHA256 + "\x00" + im.Run.Provenance.Label
+		if prev, ok := done[key]; ok {
+			what := im.Run.Provenance.Label
+			if what == "" {
+				what = "the record"
+			}
+			fmt.Fprintf(e.stderr, "rigor: skipping %q of %s: already imported as %s\n", what, from[i], prev)
+			skipped++
+			continue
+		}
+		done[key] = filepath.ToSlash(filepath.Join(results.Dir, im.Run.Experiment, im.Run.ID+".json"))
+		im.Run.RigorVersion = Version
+		todo = append(todo, im)
 	}
 	var outs []importedOut
 	var written []string

@@ -522,22 +522,39 @@ func (s *Store) Previous(point, before string) (*Run, error) {
 
 // Imported returns the records imported so far, by the key import's
 // duplicate check matches ([ImportKey.String]), each with its record's
-// path relative to the module root.
-func (s *Store) Imported() (map[string]string, []error, error) {
-	sums, warnings, err := s.Summaries(Filter{})
-	if err != nil {
-		return nil, nil, err
+// path relative to the module root. With experiments given, only their
+// directories are read (an import's cost then does not grow with the
+// records of other experiments); with none, every record is.
+func (s *Store) Imported(experiments ...string) (map[string]string, []error, error) {
+	filters := []Filter{{}}
+	if len(experiments) > 0 {
+		filters = nil
+		seen := map[string]bool{}
+		for _, x := range experiments {
+			if !seen[x] {
+				seen[x] = true
+				filters = append(filters, Filter{Experiment: x})
+			}
+		}
 	}
 	out := map[string]string{}
-	for _, x := range sums {
-		if x.Import == nil {
-			continue
+	var warnings []error
+	for _, f := range filters {
+		sums, w, err := s.Summaries(f)
+		if err != nil {
+			return nil, nil, err
 		}
-		p := x.Path
-		if rel, err := filepath.Rel(s.Root, p); err == nil {
-			p = rel
+		warnings = append(warnings, w...)
+		for _, x := range sums {
+			if x.Import == nil {
+				continue
+			}
+			p := x.Path
+			if rel, err := filepath.Rel(s.Root, p); err == nil {
+				p = rel
+			}
+			out[x.Import.String()] = filepath.ToSlash(p)
 		}
-		out[x.Import.String()] = filepath.ToSlash(p)
 	}
 	return out, warnings, nil
 }

@@ -308,6 +308,29 @@ func TestLatestPreviousImported(t *testing.T) {
 	if fmt.Sprint(imp) != fmt.Sprint(want) {
 		t.Errorf("Imported = %q, want %q", imp, want)
 	}
+
+	// Scoped to experiments, only their directories are read: another
+	// experiment's import is not listed, and a broken record elsewhere
+	// is not even opened.
+	other := testRun("20260508T060000Z-eeee", "other", t0.Add(2*time.Hour), 1)
+	other.Provenance = &Provenance{Kind: "import", SHA256: "def", Label: "M"}
+	if _, err := s.Write(other, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(s.Root, Dir, "broken"), 0o755)
+	os.WriteFile(filepath.Join(s.Root, Dir, "broken", "20260508T070000Z-dddd.json"), []byte("{not json"), 0o644)
+	imp, warnings, err := s.Imported("e", "e")
+	if err != nil || len(warnings) != 0 || fmt.Sprint(imp) != fmt.Sprint(want) {
+		t.Errorf("Imported(e) = %q, %v, %v; want %q and no warnings", imp, warnings, err, want)
+	}
+	imp, _, _ = s.Imported("other")
+	if got := imp[ImportKey{SHA256: "def", Label: "M"}.String()]; len(imp) != 1 || got != "results/other/20260508T060000Z-eeee.json" {
+		t.Errorf("Imported(other) = %q, want only other's import", imp)
+	}
+	imp, warnings, _ = s.Imported()
+	if len(imp) != 2 || len(warnings) != 1 {
+		t.Errorf("Imported() = %q with %d warnings, want both imports and the broken record's warning", imp, len(warnings))
+	}
 }
 
 // TestSegmentRoundTrip encodes and decodes summaries with every field set,
