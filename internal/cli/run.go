@@ -256,6 +256,9 @@ func (c *runCmd) Run(e *env) error {
 		if busy, why := pr.Record.Machine.Busy(c.BusyShare); busy && len(pr.Record.Metrics) > 0 {
 			fmt.Fprintf(e.stderr, "rigor: warning: %s: the machine was busy: %s; the figures may be lower than this machine can do (the record says so)\n", pr.Point.ID, why)
 		}
+		for _, w := range pr.EngineWarnings {
+			fmt.Fprintf(e.stderr, "rigor: warning: %s: %s\n", pr.Point.ID, w)
+		}
 		if c.CommitEach && !c.NoCommit && commitErr == nil {
 			files := []string{path, store.RawDir(pr.Record.Experiment, pr.Record.ID)}
 			if commitErr = e.commitRecords(store, files, commitMessage([]*results.Run{pr.Record}, pr.Point.ID), rel+" is"); commitErr != nil {

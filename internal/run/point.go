@@ -279,6 +279,10 @@ type PointRun struct {
 	Record *results.Run
 	// Raw are the raw outputs kept beside the record, by file name.
 	Raw map[string][]byte
+	// EngineWarnings are the warnings the engine's verdict gave about
+	// this run (also in Record.Warnings), for the CLI to print: what the
+	// figures mean, not how the experiment was set up.
+	EngineWarnings []string
 }
 
 // Sink receives each record as soon as its execution ends, so that it is
@@ -465,7 +469,7 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		sort.Strings(files)
 		rec.Files = files
 		results.RedactWith(rec, r.Fingerprinter)
-		runs = append(runs, &PointRun{Point: p, Record: rec, Raw: raw})
+		runs = append(runs, &PointRun{Point: p, Record: rec, Raw: raw, EngineWarnings: verdict.Warnings})
 	}
 	return runs, nil
 }
