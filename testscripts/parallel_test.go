@@ -27,7 +27,8 @@ import (
 // parallelM sets the gate's slots before the tests run: -parallel if
 // given, else twice GOMAXPROCS and at least 4 (go test's default,
 // GOMAXPROCS, leaves a core idle whenever both running scripts wait), and
-// then raises go test's own limit out of the gate's way. The scripts use
+// then raises go test's own limit out of the gate's way. Only the scripts
+// and the tour run in parallel in this package, and they pass the gate. The scripts use
 // distinct ports and each has its own $WORK, HOME and caches, so any
 // number may run at once.
 type parallelM struct{ m *testing.M }
@@ -36,12 +37,13 @@ func (p parallelM) Run() int {
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	gate.slots = max(4, 2*runtime.GOMAXPROCS(0))
 	if f := flag.Lookup("test.parallel"); given && f != nil {
 		gate.slots, _ = strconv.Atoi(f.Value.String())
-	} else {
-		gate.slots = max(4, 2*runtime.GOMAXPROCS(0))
-		flag.Set("test.parallel", "1000")
 	}
+	// Every script passes go test's limit and waits at the gate, which
+	// then chooses among all of them.
+	flag.Set("test.parallel", "1000")
 	return p.m.Run()
 }
 
