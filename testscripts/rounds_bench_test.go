@@ -137,6 +137,11 @@ b: _base
 	var loads []float64
 	diff := func(mode string) (*benchDiff, []string) {
 		out := run("rigor", "diff", "aa/a", "aa/b", "--format", "json")
+		if f := os.Getenv("RIGOR_BENCH_DUMP"); f != "" {
+			fh, _ := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			fh.Write(out)
+			fh.Close()
+		}
 		var d benchDiff
 		if err := json.Unmarshal(out, &d); err != nil {
 			t.Fatalf("diff --format json: %v\n%s", err, out)
@@ -170,7 +175,11 @@ b: _base
 		hogA, hogB := gen.share(recA.Start, recA.End), gen.share(recB.Start, recB.End)
 		loads = append(loads, recA.Machine.Peak.Load1, recB.Machine.Peak.Load1)
 		machineWarning := false
+		var named []string
 		for _, w := range d.Warnings {
+			if strings.Contains(w.Message, "machine") {
+				named = append(named, w.Message)
+			}
 			if strings.Contains(w.Message, "machine states") {
 				machineWarning = true
 			}
@@ -189,6 +198,9 @@ b: _base
 			i+1, 100*hogA, 100*hogB, *recA.Machine.OtherCores, *recB.Machine.OtherCores,
 			recA.Machine.EngineCPUSeconds/recA.Machine.WallSeconds, recB.Machine.EngineCPUSeconds/recB.Machine.WallSeconds,
 			machineWarning, strings.Join(vs, "; "))
+		for _, w := range named {
+			t.Logf("   warning: %s", w)
+		}
 
 		// Five rounds, in one invocation.
 		run("rigor", "run", "aa/a", "aa/b", "--rounds", "5", "--no-commit")
@@ -234,24 +246,33 @@ type benchRecord struct {
 // latest reads the newest record of aa/<name>.
 func latest(t *testing.T, mod, name string) *benchRecord {
 	t.Helper()
+	// The latest by start time, as diff picks it: a run takes a fraction
+	// of a second here, so several runs share the second in their ids and
+	// the ids' order is not the runs' order.
 	paths, _ := filepath.Glob(filepath.Join(mod, "results", "aa", name, "*.json"))
-	sort.Strings(paths)
-	if len(paths) == 0 {
+	var best *benchRecord
+	var bestPath string
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r benchRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		if best == nil || r.StartS.After(best.StartS) {
+			best, bestPath = &r, p
+		}
+	}
+	if best == nil {
 		t.Fatalf("no record of aa/%s", name)
 	}
-	b, err := os.ReadFile(paths[len(paths)-1])
-	if err != nil {
-		t.Fatal(err)
+	best.Start, best.End = best.StartS, best.EndS
+	if best.Machine == nil || best.Machine.Peak == nil || best.Machine.OtherCores == nil {
+		t.Fatalf("%s: no machine state", bestPath)
 	}
-	var r benchRecord
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	r.Start, r.End = r.StartS, r.EndS
-	if r.Machine == nil || r.Machine.Peak == nil || r.Machine.OtherCores == nil {
-		t.Fatalf("%s: no machine state", paths[len(paths)-1])
-	}
-	return &r
+	return best
 }
 
 // hogLog holds the spells the hog ran.
