@@ -556,3 +556,26 @@ func TestPrepare_LocalBuildRefused(t *testing.T) {
 		t.Errorf("offline without an install: %v", err)
 	}
 }
+
+// The runner runs when its directory is reached through a symlink (a cache
+// on a linked disk; the shared build cache of the native testscript): it
+// used to compare argv[1] with its own resolved path and silently exit 0.
+func TestRunner_ThroughSymlink(t *testing.T) {
+	enginetest.NeedTool(t, "node")
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, RunnerFile), Runner(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("node", filepath.Join(dir, "link", RunnerFile), "--model", filepath.Join(dir, "none.gguf")).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() == 0 || len(out) == 0 {
+		t.Fatalf("the runner through a symlink: %v, output %q; want it to run and fail", err, out)
+	}
+}

@@ -473,6 +473,8 @@ function buildFacts(llama) {
 	return out;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// realpath: node resolves the module's own path through symlinks (a cache
+// directory reached through a link), argv[1] keeps them.
+if (process.argv[1] && fs.realpathSync(path.resolve(process.argv[1])) === fs.realpathSync(fileURLToPath(import.meta.url))) {
 	main().catch((e) => fail(String(e && e.stack ? e.stack.split("\n")[0] : e), 1));
 }
