@@ -473,8 +473,9 @@ function buildFacts(llama) {
 	return out;
 }
 
-// realpath: node resolves the module's own path through symlinks (a cache
+// Real paths: node resolves the module's own path through symlinks (a cache
 // directory reached through a link), argv[1] keeps them.
-if (process.argv[1] && fs.realpathSync(path.resolve(process.argv[1])) === fs.realpathSync(fileURLToPath(import.meta.url))) {
+const realPath = (p) => { try { return fs.realpathSync(p); } catch { return p; } };
+if (process.argv[1] && realPath(path.resolve(process.argv[1])) === realPath(fileURLToPath(import.meta.url))) {
 	main().catch((e) => fail(String(e && e.stack ? e.stack.split("\n")[0] : e), 1));
 }
