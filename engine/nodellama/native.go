@@ -54,7 +54,7 @@ const NativeBuildFile = "rigor-native-build.mjs"
 
 // nativeRecipeVersion changes when the way rigor makes a native build
 // changes, so that older cache entries are not reused.
-const nativeRecipeVersion = 1
+const nativeRecipeVersion = 2 // 2: the bundle is removed from the entry after the build
 
 // Errors of native builds, each wrapped in an [*InstallError] with a hint.
 var (
@@ -578,12 +578,15 @@ func buildCommitOf(dir string) (commit, file string) {
 }
 
 // trimNative removes what a run does not need: the clone of the bundle
-// (llama/llama.cpp) and, in each local build, everything but the Release
-// directory and node-llama-cpp's buildDone.status; llama.cpp's
+// (llama/llama.cpp), the bundle itself (35 MB; the key names its commit and
+// the install keeps it) and, in each local build, everything but the
+// Release directory and node-llama-cpp's buildDone.status; llama.cpp's
 // build-info.cpp is kept beside them.
 func trimNative(dir string) error {
-	if err := os.RemoveAll(filepath.Join(llamaDir(dir), "llama.cpp")); err != nil {
-		return err
+	for _, p := range []string{"llama.cpp", "gitRelease.bundle"} {
+		if err := os.RemoveAll(filepath.Join(llamaDir(dir), p)); err != nil {
+			return err
+		}
 	}
 	builds, err := os.ReadDir(localBuildsDir(dir))
 	if err != nil {

@@ -287,6 +287,7 @@ func TestTrimNative(t *testing.T) {
 	lb := filepath.Join(llamaDir(dir), "localBuilds", "linux-x64")
 	files := map[string]string{
 		"node_modules/node-llama-cpp/llama/llama.cpp/CMakeLists.txt":                              "src",
+		"node_modules/node-llama-cpp/llama/gitRelease.bundle":                                     "bundle",
 		"node_modules/node-llama-cpp/llama/localBuilds/linux-x64/buildDone.status":                "",
 		"node_modules/node-llama-cpp/llama/localBuilds/linux-x64/Release/llama-addon.node":        "addon",
 		"node_modules/node-llama-cpp/llama/localBuilds/linux-x64/Release/libggml-base.so":         "lib",
