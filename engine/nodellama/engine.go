@@ -125,12 +125,8 @@ func preparedNative(ctx context.Context, req engine.Request, inst *Installation,
 			return nil, &buildcache.BinaryChangedError{Key: nb.Key, Program: f, Path: filepath.Join(nb.Dir, filepath.FromSlash(f)), Want: want, Got: sums[f]}
 		}
 	}
-	if inst.Node != "" {
-		node, err := engine.HashBinaries(ctx, req.Cache, "", inst.Node)
-		if err != nil {
-			return nil, err
-		}
-		sums["node"] = node[inst.Node]
+	if err := hashNode(ctx, req, inst, sums); err != nil {
+		return nil, err
 	}
 	p.Binaries = sums
 	return p, nil
@@ -169,12 +165,8 @@ func prepared(ctx context.Context, req engine.Request, inst *Installation) (*eng
 	if err != nil {
 		return nil, err
 	}
-	if inst.Node != "" {
-		node, err := engine.HashBinaries(ctx, req.Cache, "", inst.Node)
-		if err != nil {
-			return nil, err
-		}
-		sums["node"] = node[inst.Node]
+	if err := hashNode(ctx, req, inst, sums); err != nil {
+		return nil, err
 	}
 	p.Binaries = sums
 	return p, nil
@@ -214,4 +206,18 @@ func (Engine) Locate(ctx context.Context, req engine.Request) (*engine.Prepared,
 func (Engine) Judge(p *spec.Point, f engine.Finished) engine.Verdict {
 	o := ParseOutput(f.Stdout, f.Stderr, f.ExitCode)
 	return engine.Verdict{Status: o.Status, Error: o.Error, LogTail: o.LogTail, Metrics: o.Metrics, Detail: o.Rows, Build: o.Build, Warnings: o.Warnings}
+}
+
+// hashNode adds the sha256 of the node binary that runs the runner, when
+// the installation names one, to sums as "node".
+func hashNode(ctx context.Context, req engine.Request, inst *Installation, sums map[string]string) error {
+	if inst.Node == "" {
+		return nil
+	}
+	node, err := engine.HashBinaries(ctx, req.Cache, "", inst.Node)
+	if err != nil {
+		return err
+	}
+	sums["node"] = node[inst.Node]
+	return nil
 }

@@ -419,9 +419,14 @@ func checkFiles(dir, version, platform string) string {
 // paths relative to the install directory: the addon (*.node) and the
 // shared libraries beside it (libllama, libggml…), sorted.
 func NativeFiles(dir, platform string) []string {
+	return nativeFilesUnder(dir, filepath.Join(dir, "node_modules", filepath.FromSlash(PlatformPackage(platform)), "bins"))
+}
+
+// nativeFilesUnder lists the native files (addons and shared libraries)
+// below root, relative to dir, sorted.
+func nativeFilesUnder(dir, root string) []string {
 	var out []string
-	bins := filepath.Join(dir, "node_modules", filepath.FromSlash(PlatformPackage(platform)), "bins")
-	_ = filepath.WalkDir(bins, func(p string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
 		}

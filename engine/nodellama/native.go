@@ -624,22 +624,7 @@ func trimNative(dir string) error {
 
 // nativeFiles lists the native files of the local builds in dir (the
 // addon and the shared libraries beside it), relative to dir, sorted.
-func nativeFiles(dir string) []string {
-	var out []string
-	_ = filepath.WalkDir(localBuildsDir(dir), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		if n := d.Name(); strings.HasSuffix(n, ".node") || strings.Contains(n, ".so") || strings.HasSuffix(n, ".dylib") || strings.HasSuffix(n, ".dll") {
-			if rel, err := filepath.Rel(dir, p); err == nil {
-				out = append(out, filepath.ToSlash(rel))
-			}
-		}
-		return nil
-	})
-	sort.Strings(out)
-	return out
-}
+func nativeFiles(dir string) []string { return nativeFilesUnder(dir, localBuildsDir(dir)) }
 
 // nativeProgress passes the build's output on and turns it into progress:
 // cmake's "[ 42%]" lines give the percentage (kept below 100 and never

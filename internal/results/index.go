@@ -6,11 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -190,24 +188,10 @@ func (s *Store) summaries(f Filter, detail bool) ([]*Summary, []error, error) {
 	var warnings []error
 	for len(level) > 0 {
 		res := make([]result, len(level))
-		workers := min(runtime.GOMAXPROCS(0)*2, len(level))
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					r := &res[i]
-					r.subdirs, r.sums, r.warnings, r.err = s.scanDir(level[i], now, detail)
-				}
-			}()
-		}
-		for i := range level {
-			next <- i
-		}
-		close(next)
-		wg.Wait()
+		forEach(len(level), func(i int) {
+			r := &res[i]
+			r.subdirs, r.sums, r.warnings, r.err = s.scanDir(level[i], now, detail)
+		})
 		listed = append(listed, level...)
 		var below []string
 		for i, r := range res {

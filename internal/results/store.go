@@ -388,23 +388,7 @@ func isRecordName(d fs.DirEntry) bool {
 func loadAll(paths []string) ([]*Run, []error) {
 	runs := make([]*Run, len(paths))
 	errs := make([]error, len(paths))
-	workers := min(runtime.GOMAXPROCS(0)*2, len(paths))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				runs[i], errs[i] = Load(paths[i])
-			}
-		}()
-	}
-	for i := range paths {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	forEach(len(paths), func(i int) { runs[i], errs[i] = Load(paths[i]) })
 	out := runs[:0]
 	var warnings []error
 	for i, r := range runs {
@@ -521,4 +505,26 @@ func latestPer[T any](items []T, fields func(T) (point string, start time.Time, 
 		}
 	}
 	return out
+}
+
+// forEach calls f(0) … f(n-1) on twice GOMAXPROCS goroutines (the work is
+// mostly waiting for the disk) and returns when all have returned.
+func forEach(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0)*2, n)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
