@@ -43,6 +43,9 @@ type Options struct {
 	// (see [Environment]); process-specific variables from the plan are
 	// added to it.
 	Env []string
+	// Secrets are the values of the variables processes name in
+	// SecretEnv; each process gets only the ones it names.
+	Secrets map[string]string
 	// Dir is the working directory for processes whose plan gives none.
 	Dir string
 	// LogDir receives each process's stdout and stderr
@@ -263,6 +266,15 @@ func start(pp engine.Process, opts Options) (*proc, error) {
 	}
 	cmd := exec.Command(pp.Argv[0], pp.Argv[1:]...)
 	cmd.Env = mergeEnv(opts.Env, pp.Env)
+	if len(pp.SecretEnv) > 0 {
+		secrets := map[string]string{}
+		for _, k := range pp.SecretEnv {
+			if v, ok := opts.Secrets[k]; ok {
+				secrets[k] = v
+			}
+		}
+		cmd.Env = mergeEnv(cmd.Env, secrets)
+	}
 	// exec.Command looked the program up in rigor's own PATH; use the
 	// controlled one instead, so the plan means the same thing everywhere.
 	if !strings.Contains(pp.Argv[0], "/") {

@@ -51,7 +51,7 @@ func worker() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Fprintln(os.Stderr, "Starting RPC server on 127.0.0.1:"+port)
+	fmt.Fprintln(os.Stderr, "Starting RPC server on 127.0.0.1:"+port+" API_KEY="+os.Getenv("API_KEY"))
 	if d := os.Getenv("DIE_AFTER"); d != "" {
 		go func() {
 			t, _ := time.ParseDuration(d)
@@ -71,7 +71,7 @@ func worker() {
 
 func bench() {
 	fmt.Println(`[{"avg_ts": 1.5}]`)
-	fmt.Fprintln(os.Stderr, "env SECRET_X="+os.Getenv("SECRET_X")+" LEAK="+os.Getenv("LEAK"))
+	fmt.Fprintln(os.Stderr, "env API_KEY="+os.Getenv("API_KEY")+" SECRET_X="+os.Getenv("SECRET_X")+" LEAK="+os.Getenv("LEAK"))
 	if d := os.Getenv("BENCH_SLEEP"); d != "" {
 		s, _ := time.ParseDuration(d)
 		gc := exec.Command(os.Args[0])
@@ -265,6 +265,25 @@ func TestExecute_controlledEnvironment(t *testing.T) {
 	out, _ := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir()})
 	if got := string(out.Stderr); !strings.Contains(got, "SECRET_X=from-caller LEAK=\n") {
 		t.Errorf("bench saw %q", got)
+	}
+}
+
+// A secret reaches the process that names it in SecretEnv, and no other.
+func TestExecute_secretEnv(t *testing.T) {
+	f := newFixture(t, 1, nil)
+	f.plan.Processes[1].SecretEnv = []string{"API_KEY"}
+	logs := t.TempDir()
+	out, err := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: logs,
+		Secrets: map[string]string{"API_KEY": "k-123", "OTHER": "o"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(out.Stderr); !strings.Contains(got, "env API_KEY=k-123 ") {
+		t.Errorf("the bench, which names API_KEY, saw %q", got)
+	}
+	worker, _ := os.ReadFile(filepath.Join(logs, "rpc-0.stderr"))
+	if !strings.Contains(string(worker), "Starting RPC server") || strings.Contains(string(worker), "k-123") {
+		t.Errorf("the worker, which names no secret, printed %q", worker)
 	}
 }
 

@@ -381,12 +381,14 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		getenv = os.LookupEnv
 	}
 	env, passed := Environment(getenv, nil, x.Spec.PassEnv)
-	// Secrets a plan asks for (an endpoint's API key) reach its processes
-	// but not the record: they are not among the passed variables.
+	// Secrets a plan asks for (an endpoint's API key) reach only the
+	// processes that name them, and not the record: they are not among
+	// the passed variables.
+	secrets := map[string]string{}
 	for _, pp := range plan.Processes {
 		for _, k := range pp.SecretEnv {
 			if v, ok := getenv(k); ok {
-				env = append(env, k+"="+v)
+				secrets[k] = v
 			}
 		}
 	}
@@ -408,7 +410,7 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 	// cstime, which the sampler counts as the engine's: their pids are not
 	// passed, or their time would count twice.
 	sampler := machine.Start(ctx, nil)
-	out, err := Execute(ctx, Options{Plan: plan, Env: env, Dir: runDir, LogDir: logDir, Timeout: timeout,
+	out, err := Execute(ctx, Options{Plan: plan, Env: env, Secrets: secrets, Dir: runDir, LogDir: logDir, Timeout: timeout,
 		ReadyTimeout: ready, Grace: r.Grace, Progress: r.Progress})
 	state := sampler.Stop()
 	if err != nil {
