@@ -50,14 +50,7 @@ func (Engine) Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 			argv = append(argv, a.Argv()...)
 		}
 	}
-	model := in.Model
-	if model == "" {
-		if s.Model.Path != "" {
-			model = s.Model.Path
-		} else {
-			model = s.Model.HF
-		}
-	}
+	model := modelArg(s, in)
 	argv = append(argv, "--model", model)
 	for _, a := range p.Flags {
 		argv = append(argv, a.Argv()...)
@@ -94,4 +87,17 @@ func (Engine) Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 		Role: "bench", Name: "vllm-bench", Argv: argv, Env: engine.Env(s.Env), PassEnv: s.PassEnv,
 		Outputs: []string{OutputFile},
 	}}}, nil
+}
+
+// modelArg is the model vLLM is given: the resolved local files when the
+// run has them, else the experiment's path or hub repository (vLLM then
+// resolves it itself).
+func modelArg(s spec.Spec, in engine.Inputs) string {
+	switch {
+	case in.Model != "":
+		return in.Model
+	case s.Model.Path != "":
+		return s.Model.Path
+	}
+	return s.Model.HF
 }

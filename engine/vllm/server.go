@@ -20,14 +20,7 @@ func (e Engine) PrepareServer(ctx context.Context, req engine.Request) (*engine.
 // process has no ready address: the load generator waits for /health.
 func (Engine) Serve(p *spec.Point, in engine.Inputs, at engine.Listen) (*engine.Served, error) {
 	s := p.Spec
-	model := in.Model
-	if model == "" {
-		if s.Model.Path != "" {
-			model = s.Model.Path
-		} else {
-			model = s.Model.HF
-		}
-	}
+	model := modelArg(s, in)
 	argv := append(Command(s.Engine.Source), "serve", model, "--host", at.Host, "--port", fmt.Sprint(at.Port))
 	for _, a := range p.Flags {
 		argv = append(argv, a.Argv()...)
