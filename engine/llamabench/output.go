@@ -260,23 +260,13 @@ func outSkipSpace(b []byte, i int) int {
 // strings only; the decoder validates the rest.
 func outObjectEnd(b []byte, start int) int {
 	depth := 0
-	inString, escaped := false, false
+	var str outStrScan
 	for i := start; i < len(b); i++ {
 		c := b[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+		if str.in(c) {
 			continue
 		}
 		switch c {
-		case '"':
-			inString = true
 		case '{', '[':
 			depth++
 		case '}', ']':
@@ -287,6 +277,26 @@ func outObjectEnd(b []byte, start int) int {
 		}
 	}
 	return -1
+}
+
+// outStrScan follows JSON strings through a byte stream.
+type outStrScan struct{ inside, escaped bool }
+
+// in takes the next byte and reports whether it belongs to a string,
+// the quotes that open and close it included.
+func (s *outStrScan) in(c byte) bool {
+	switch {
+	case !s.inside:
+		s.inside = c == '"'
+		return s.inside
+	case s.escaped:
+		s.escaped = false
+	case c == '\\':
+		s.escaped = true
+	case c == '"':
+		s.inside = false
+	}
+	return true
 }
 
 // outDecodeRow decodes one row object.
@@ -322,23 +332,10 @@ func outDecodeObject(obj []byte) (map[string]any, error) {
 func outNullNonFinite(b []byte) ([]byte, bool) {
 	var out []byte
 	changed := false
-	inString, escaped := false, false
+	var str outStrScan
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			out = append(out, c)
-			continue
-		}
-		if c == '"' {
-			inString = true
+		if str.in(c) {
 			out = append(out, c)
 			continue
 		}
