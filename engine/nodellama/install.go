@@ -340,8 +340,18 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 	if err := writeFileAtomic(filepath.Join(tmp, ServeFile), serveJS); err != nil {
 		return nil, fmt.Errorf("installing node-llama-cpp: writing the server: %w", err)
 	}
+	// The marker goes in before the rename, so that the install appears
+	// complete at once: another rigor installing the same version at the
+	// same moment (two Slurm jobs on one node) either renames first or
+	// finds this one whole.
+	m := marker{Version: opts.Version, Platform: platform, Packages: installed, Node: node, NodeVersion: nodeVersion,
+		Installed: time.Now().UTC().Truncate(time.Second)}
+	b, _ := json.MarshalIndent(m, "", "  ")
+	if err := writeFileAtomic(filepath.Join(tmp, MarkerFile), append(b, '\n')); err != nil {
+		return nil, fmt.Errorf("installing node-llama-cpp: writing the completion marker: %w", err)
+	}
 	if err := os.Rename(tmp, dir); err != nil {
-		// Another rigor may have finished the same install meanwhile.
+		// Another rigor finished the same install meanwhile.
 		if _, merr := readMarker(dir); merr == nil && checkFiles(dir, opts.Version, platform) == "" {
 			inst.Packages = installed
 			return inst, nil
@@ -349,12 +359,6 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 		return nil, fmt.Errorf("installing node-llama-cpp: moving the install into place: %w", err)
 	}
 	syncDir(root)
-	m := marker{Version: opts.Version, Platform: platform, Packages: installed, Node: node, NodeVersion: nodeVersion,
-		Installed: time.Now().UTC().Truncate(time.Second)}
-	b, _ := json.MarshalIndent(m, "", "  ")
-	if err := writeFileAtomic(filepath.Join(dir, MarkerFile), append(b, '\n')); err != nil {
-		return nil, fmt.Errorf("installing node-llama-cpp: writing the completion marker: %w", err)
-	}
 	inst.Packages = installed
 	progress(fmt.Sprintf("installed node-llama-cpp@%s (%s) in %s", opts.Version, platform, dir))
 	return inst, nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -172,6 +173,44 @@ func TestInstall_FreshThenCached(t *testing.T) {
 	}
 	if again.Packages[Package].Integrity != "sha512-good-node-llama-cpp" {
 		t.Errorf("cached install lost its integrities: %+v", again.Packages)
+	}
+}
+
+// Installs of the same version at the same moment (two Slurm jobs on one
+// node) all succeed with the one entry: whichever renames first wins, and
+// the others find it complete, never without its marker.
+func TestInstall_Concurrent(t *testing.T) {
+	f := newFakeTools(t, "v20.20.2")
+	cache := t.TempDir()
+	const n = 8
+	errs := make([]error, n)
+	dirs := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inst, err := Install(context.Background(), f.opts(cache))
+			errs[i] = err
+			if inst != nil {
+				dirs[i] = inst.Dir
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("install %d: %v", i, err)
+		} else if dirs[i] != dirs[0] {
+			t.Errorf("install %d in %s, install 0 in %s", i, dirs[i], dirs[0])
+		}
+	}
+	if _, err := readMarker(dirs[0]); err != nil {
+		t.Errorf("the entry has no marker: %v", err)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(cache, "engines", "node-llama-cpp", ".tmp-*"))
+	if len(leftovers) != 0 {
+		t.Errorf("temporary directories left behind: %v", leftovers)
 	}
 }
 
