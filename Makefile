@@ -6,6 +6,12 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin/rigor
 
+# TEST_TIMEOUT caps each package's go test (go's default is 10m). The worst
+# measured: make test 26 min in all at load 31 on 2 cores, its longest
+# package (testscripts) most of that; 45m leaves room and still fails a hung
+# test well inside CI's 90 minutes (TESTING.md, "Timeouts in CI").
+TEST_TIMEOUT ?= 45m
+
 .PHONY: build install test unit vet cue-vet tidy-check golden lint check quickstart bench clean
 
 build:
@@ -29,7 +35,7 @@ test: vet cue-vet unit
 # alone (TESTING.md, "How long the tests take").
 SLOWEST := ./testscripts/ ./engine/llamacpp/ ./internal/spec/ ./engine/nodellama/ ./internal/report/
 unit:
-	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test -race -count=1 $(SLOWEST) ./...
+	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(SLOWEST) ./...
 
 vet:
 	$(GO) vet ./...
@@ -48,9 +54,9 @@ tidy-check:
 
 # golden rewrites golden files and testscript outputs from the current code.
 golden:
-	RIGOR_UPDATE=1 $(GO) test ./testscripts/
-	$(GO) test ./internal/cli/ -run TestSeedPlans -update
-	$(GO) test ./internal/compare/ -update
+	RIGOR_UPDATE=1 $(GO) test -timeout $(TEST_TIMEOUT) ./testscripts/
+	$(GO) test -timeout $(TEST_TIMEOUT) ./internal/cli/ -run TestSeedPlans -update
+	$(GO) test -timeout $(TEST_TIMEOUT) ./internal/compare/ -update
 
 lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
@@ -58,7 +64,7 @@ lint:
 check: test tidy-check lint
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./internal/spec/
+	$(GO) test -timeout $(TEST_TIMEOUT) -run '^$$' -bench . -benchtime 3x ./internal/spec/
 
 # quickstart builds with -v so that the first build (minutes on a small
 # machine) names each package as it compiles instead of sitting silent.
