@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/compare/stats"
 	"github.com/rigorbench/rigor/internal/machine"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
@@ -462,7 +463,7 @@ type recSamples struct {
 	samples []float64
 }
 
-func (r recSamples) mean() float64 { return Mean(r.samples) }
+func (r recSamples) mean() float64 { return stats.Mean(r.samples) }
 
 // latest is the run whose configuration stands for the point.
 func (p *point) latest() *results.Run {
@@ -889,9 +890,9 @@ func summarize(m *pooled, opts Options, byRun bool, dir string) Summary {
 			x[i] = r.mean()
 		}
 	}
-	s := Summary{N: len(x), Runs: m.runs, Mean: Mean(x), Median: Median(x), Stddev: Stddev(x),
+	s := Summary{N: len(x), Runs: m.runs, Mean: stats.Mean(x), Median: stats.Median(x), Stddev: stats.Stddev(x),
 		Min: slices.Min(x), Max: slices.Max(x), Samples: slices.Clone(x), Reps: len(m.samples)}
-	for _, i := range Outliers(x) {
+	for _, i := range stats.Outliers(x) {
 		s.Outliers = append(s.Outliers, x[i])
 	}
 	for _, r := range m.recs {
@@ -900,13 +901,13 @@ func summarize(m *pooled, opts Options, byRun bool, dir string) Summary {
 		}
 	}
 	s.WarmupFirstRun = byRun && slowFirst(x, dir)
-	var iv Interval
+	var iv stats.Interval
 	if opts.Center == CenterMedian {
 		s.Center = s.Median
-		iv = MedianCI(x, opts.Confidence)
+		iv = stats.MedianCI(x, opts.Confidence)
 	} else {
 		s.Center = s.Mean
-		iv = MeanCI(x, opts.Confidence)
+		iv = stats.MeanCI(x, opts.Confidence)
 	}
 	s.Low, s.High, s.Confidence = iv.Low, iv.High, iv.Confidence
 	return s
@@ -918,7 +919,7 @@ func testTable(t *Table, opts Options) []Warning {
 	var warns []Warning
 	ps := make([]float64, len(t.Rows))
 	up := make([]bool, len(t.Rows))
-	paired := make([]PairedTest, len(t.Rows))
+	paired := make([]stats.PairedTest, len(t.Rows))
 	for i := range t.Rows {
 		row := &t.Rows[i]
 		row.Delta, row.P, row.PAdjusted, row.WelchP = math.NaN(), math.NaN(), math.NaN(), math.NaN()
@@ -936,9 +937,9 @@ func testTable(t *Table, opts Options) []Warning {
 		if row.A.Center != 0 {
 			row.Delta = (row.B.Center/row.A.Center - 1) * 100
 		}
-		row.WelchP = Welch(row.A.Samples, row.B.Samples).P
+		row.WelchP = stats.Welch(row.A.Samples, row.B.Samples).P
 		if row.Test == DecidePairedT {
-			pt := PairedLogT(row.pairA, row.pairB)
+			pt := stats.PairedLogT(row.pairA, row.pairB)
 			if !math.IsNaN(pt.P) {
 				paired[i] = pt
 				row.P, row.SignFlipP = pt.P, pt.SignFlipP
@@ -949,10 +950,10 @@ func testTable(t *Table, opts Options) []Warning {
 			// No spread of the ratios (or a zero): the runs unpaired.
 			row.Test, row.Pairs = DecideWelch, 0
 		}
-		u := MannWhitney(row.A.Samples, row.B.Samples)
+		u := stats.MannWhitney(row.A.Samples, row.B.Samples)
 		row.Separated = u.Separated(row.A.N, row.B.N)
 		if row.Test == DecideWelch {
-			if wt := Welch(row.A.Samples, row.B.Samples); !math.IsNaN(wt.P) {
+			if wt := stats.Welch(row.A.Samples, row.B.Samples); !math.IsNaN(wt.P) {
 				row.P, row.RankP = wt.P, u.P
 				ps[i], up[i] = wt.P, wt.T > 0
 				continue
@@ -965,7 +966,7 @@ func testTable(t *Table, opts Options) []Warning {
 		// U above its mean means A tends to exceed B.
 		up[i] = u.U < float64(row.A.N*row.B.N)/2
 	}
-	adj := Holm(ps)
+	adj := stats.Holm(ps)
 	var inconclusive []*Row
 	k := 0
 	for _, p := range ps {
@@ -991,29 +992,29 @@ func testTable(t *Table, opts Options) []Warning {
 			}
 		}
 		noise := pooledSD(row.A, row.B)
-		row.Needed = Repetitions(row.B.Center-row.A.Center, noise, opts.Alpha, opts.Power, k)
+		row.Needed = stats.Repetitions(row.B.Center-row.A.Center, noise, opts.Alpha, opts.Power, k)
 		if math.IsNaN(noise) && row.Needed == 0 {
 			// One sample a side: the noise is unknown, but the floor of
 			// the exact test still holds.
-			row.Needed = Repetitions(1, 0, opts.Alpha, opts.Power, k)
+			row.Needed = stats.Repetitions(1, 0, opts.Alpha, opts.Power, k)
 		}
 		if row.Test == DecidePairedT {
 			pt := paired[i]
-			row.MDE = PairedDetectableChange(pt.SDLogRatio, pt.N, opts.Alpha, opts.Power, k)
-			row.Needed = PairedRepetitions(row.Delta, pt.SDLogRatio, opts.Alpha, opts.Power, k)
+			row.MDE = stats.PairedDetectableChange(pt.SDLogRatio, pt.N, opts.Alpha, opts.Power, k)
+			row.Needed = stats.PairedRepetitions(row.Delta, pt.SDLogRatio, opts.Alpha, opts.Power, k)
 			if opts.Detect > 0 {
-				row.DetectN = PairedRepetitions(opts.Detect, pt.SDLogRatio, opts.Alpha, opts.Power, k)
+				row.DetectN = stats.PairedRepetitions(opts.Detect, pt.SDLogRatio, opts.Alpha, opts.Power, k)
 			}
 		} else if row.Test == DecideWelch {
-			row.MDE = TDetectableChange(noise, row.A.Center, row.A.N, row.B.N, opts.Alpha, opts.Power, k)
-			row.Needed = TRepetitions(row.B.Center-row.A.Center, noise, opts.Alpha, opts.Power, k)
+			row.MDE = stats.TDetectableChange(noise, row.A.Center, row.A.N, row.B.N, opts.Alpha, opts.Power, k)
+			row.Needed = stats.TRepetitions(row.B.Center-row.A.Center, noise, opts.Alpha, opts.Power, k)
 			if opts.Detect > 0 {
-				row.DetectN = TRepetitions(opts.Detect/100*row.A.Center, noise, opts.Alpha, opts.Power, k)
+				row.DetectN = stats.TRepetitions(opts.Detect/100*row.A.Center, noise, opts.Alpha, opts.Power, k)
 			}
 		} else {
-			row.MDE = DetectableChange(noise, row.A.Center, row.A.N, row.B.N, opts.Alpha, opts.Power, k)
+			row.MDE = stats.DetectableChange(noise, row.A.Center, row.A.N, row.B.N, opts.Alpha, opts.Power, k)
 			if opts.Detect > 0 && !math.IsNaN(noise) {
-				row.DetectN = Repetitions(opts.Detect/100*row.A.Center, noise, opts.Alpha, opts.Power, k)
+				row.DetectN = stats.Repetitions(opts.Detect/100*row.A.Center, noise, opts.Alpha, opts.Power, k)
 			}
 		}
 		if row.Verdict == Inconclusive {
@@ -1041,7 +1042,7 @@ func testTable(t *Table, opts Options) []Warning {
 	}
 	if len(ca) > 1 {
 		nan := math.NaN()
-		ga, gb := GeoMean(ca), GeoMean(cb)
+		ga, gb := stats.GeoMean(ca), stats.GeoMean(cb)
 		g := &Row{Metric: t.Metric, Unit: t.Unit, Direction: t.Direction, Point: "geomean",
 			A:     Summary{Center: ga, Low: nan, High: nan, Mean: nan, Median: nan, Stddev: nan, Min: nan, Max: nan},
 			B:     Summary{Center: gb, Low: nan, High: nan, Mean: nan, Median: nan, Stddev: nan, Min: nan, Max: nan},
@@ -1088,15 +1089,15 @@ func pairByRound(a, b []recSamples) (pa, pb []float64) {
 // on the slow side (hyperfine's warm-up warning): below the others for a
 // higher-is-better metric, above for a lower-is-better one.
 func slowFirst(x []float64, dir string) bool {
-	z := ModifiedZ(x)
+	z := stats.ModifiedZ(x)
 	if z == nil {
 		return false
 	}
 	switch dir {
 	case results.HigherIsBetter:
-		return z[0] < -OutlierThreshold
+		return z[0] < -stats.OutlierThreshold
 	case results.LowerIsBetter:
-		return z[0] > OutlierThreshold
+		return z[0] > stats.OutlierThreshold
 	}
 	return false
 }
@@ -1137,7 +1138,7 @@ func smallSampleWarning(t *Table, row *Row, k int, noise float64, opts Options) 
 	if row.Test != DecideMannWhitney {
 		return w, false
 	}
-	minP := MinPValue(row.A.N, row.B.N)
+	minP := stats.MinPValue(row.A.N, row.B.N)
 	var b strings.Builder
 	switch {
 	case minP*float64(k) >= opts.Alpha:
@@ -1149,7 +1150,7 @@ func smallSampleWarning(t *Table, row *Row, k int, noise float64, opts Options) 
 	default:
 		return w, false
 	}
-	floor := Repetitions(1, 0, opts.Alpha, opts.Power, k)
+	floor := stats.Repetitions(1, 0, opts.Alpha, opts.Power, k)
 	fmt.Fprintf(&b, ": no change can be told from noise with %s; %d per side is the least that can", perSide(row), floor)
 	if row.Separated && row.A.N > 0 {
 		hi := "above"
@@ -1260,7 +1261,7 @@ func outlierWarnings(t *Table, labelA, labelB string) []Warning {
 				}
 				out = append(out, Warning{Kind: WarnOutlier, Metric: t.Metric, Point: row.Point,
 					Message: fmt.Sprintf("%s: %s of %d %s beyond hyperfine's outlier bound (modified z-score over %s): %s; kept in the test",
-						x.label, countWord(len(x.s.Outliers)), x.s.N, unit, fmtLevel(OutlierThreshold), strings.Join(vals, ", "))})
+						x.label, countWord(len(x.s.Outliers)), x.s.N, unit, fmtLevel(stats.OutlierThreshold), strings.Join(vals, ", "))})
 			}
 			if x.s.WarmupFirstRun {
 				out = append(out, Warning{Kind: WarnOutlier, Metric: t.Metric, Point: row.Point,

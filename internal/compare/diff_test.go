@@ -485,3 +485,10 @@ func TestCompare_singlePointsWithDifferentSweeps(t *testing.T) {
 		t.Errorf("config %v, want flags.ub: 32 → 64", rep.Config)
 	}
 }
+
+func near(got, want, tol float64) bool {
+	if math.IsNaN(want) {
+		return math.IsNaN(got)
+	}
+	return math.Abs(got-want) <= tol*math.Max(1, math.Abs(want))
+}

@@ -57,7 +57,7 @@
 //     minute and understate the noise between runs (issue 18). On runs,
 //     Welch's t-test of the runs' means decides (DecideWelch); on runs
 //     paired by round, the paired t-test of the log ratios ln(B/A)
-//     ([PairedLogT], DecidePairedT), whose exact sign-flip p is reported
+//     ([stats.PairedLogT], DecidePairedT), whose exact sign-flip p is reported
 //     beside it. Both are t-tests because a run's mean averages many
 //     tokens, and because rank tests cannot decide at the run counts
 //     people record (3 vs 3 cannot go below p = 0.1).
@@ -88,15 +88,15 @@
 // # Honest about small samples
 //
 // An exact two-sided rank test with n1 and n2 values cannot give a p-value
-// below 2/C(n1+n2, n1) ([MinPValue]): 0.1 for 3 vs 3, so nothing is
+// below 2/C(n1+n2, n1) ([stats.MinPValue]): 0.1 for 3 vs 3, so nothing is
 // significant at α = 0.05 however large the change; 4 vs 4 gives 0.029.
 // Under Holm over k points the smallest p is multiplied by k. When a row
 // cannot reach α for this reason the report says so and how many per side
 // could. For the other inconclusive rows one warning per table states the
 // minimum detectable change at the current n (Row.MDE, at power 0.8):
-// [DetectableChange] for the rank test (the inverse of [Repetitions], R's
-// power.t.test divided by the efficiency 3/π), [TDetectableChange] for
-// Welch, [PairedDetectableChange] for pairs. Options.Detect (--detect 2%)
+// [stats.DetectableChange] for the rank test (the inverse of [stats.Repetitions], R's
+// power.t.test divided by the efficiency 3/π), [stats.TDetectableChange] for
+// Welch, [stats.PairedDetectableChange] for pairs. Options.Detect (--detect 2%)
 // adds how many samples per side would detect that change. For the
 // seed-000 case:
 //
@@ -112,7 +112,7 @@
 // # Outliers and machine state
 //
 // Outliers follow hyperfine: a modified z-score |x − median| / MAD above
-// [OutlierThreshold] (14.826), per side on the samples the test used,
+// [stats.OutlierThreshold] (14.826), per side on the samples the test used,
 // reported and kept. A run whose first repetition is such an outlier on
 // the slow side counts as a warm-up (Summary.WarmupRuns), and so does a
 // first run that is one among the runs (Summary.WarmupFirstRun). Runs that carry a

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rigorbench/rigor/internal/compare/stats"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -64,8 +65,8 @@ func RunLine(m results.Metric) (value, spread string) {
 	value = strings.TrimSpace(fmtNum(m.Value) + " " + m.Unit)
 	var parts []string
 	if n := len(m.Samples); n > 1 {
-		ci := MeanCI(m.Samples, 0.95)
-		s := Summary{N: n, Center: Mean(m.Samples), Low: ci.Low, High: ci.High, Confidence: ci.Confidence}
+		ci := stats.MeanCI(m.Samples, 0.95)
+		s := Summary{N: n, Center: stats.Mean(m.Samples), Low: ci.Low, High: ci.High, Confidence: ci.Confidence}
 		parts = append(parts, fmt.Sprintf("n=%d", n), fmtCI(s, 0.95)+" 95% CI",
 			"min–max "+fmtNum(slices.Min(m.Samples))+"–"+fmtNum(slices.Max(m.Samples)))
 	}

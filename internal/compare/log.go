@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rigorbench/rigor/internal/compare/stats"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -185,9 +186,9 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 			if len(x) == 0 {
 				x = []float64{m.Mean}
 			}
-			ci := MeanCI(x, 0.95)
+			ci := stats.MeanCI(x, 0.95)
 			e.Metrics = append(e.Metrics, MetricStat{Key: m.Key(), Name: m.Name, Test: m.Test, Unit: m.Unit,
-				N: len(x), Mean: Mean(x), Stddev: Stddev(x), Low: ci.Low, High: ci.High, Min: slices.Min(x), Max: slices.Max(x)})
+				N: len(x), Mean: stats.Mean(x), Stddev: stats.Stddev(x), Low: ci.Low, High: ci.High, Min: slices.Min(x), Max: slices.Max(x)})
 			if !seenMetric[m.Key()] {
 				seenMetric[m.Key()] = true
 				metricOrder = append(metricOrder, m.Key())

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rigorbench/rigor/internal/compare/stats"
 	"github.com/rigorbench/rigor/internal/metric"
 )
 
@@ -120,7 +121,7 @@ func fmtCI(s Summary, level float64) string {
 	if s.N == 0 {
 		return ""
 	}
-	if !(Interval{s.Low, s.High, s.Confidence}).Available(level) || s.Center == 0 {
+	if !(stats.Interval{Low: s.Low, High: s.High, Confidence: s.Confidence}).Available(level) || s.Center == 0 {
 		return "± ∞"
 	}
 	h := math.Max(s.Center-s.Low, s.High-s.Center) / math.Abs(s.Center) * 100

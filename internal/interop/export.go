@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/internal/compare"
+	"github.com/rigorbench/rigor/internal/compare/stats"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/redact"
 	"github.com/rigorbench/rigor/internal/results"
@@ -541,7 +542,7 @@ func tableRows(recs []Record) []tableRow {
 			t.N = len(m.Samples)
 			t.Samples = m.Samples
 			if len(m.Samples) > 1 {
-				ci := compare.MeanCI(m.Samples, 0.95)
+				ci := stats.MeanCI(m.Samples, 0.95)
 				t.CILow, t.CIHigh = fptr(ci.Low), fptr(ci.High)
 				t.Min, t.Max = fptr(slices.Min(m.Samples)), fptr(slices.Max(m.Samples))
 			}
@@ -597,7 +598,7 @@ func table(format string, recs []Record) ([]byte, error) {
 				value = compare.FormatNum(*t.Value)
 			}
 			if t.CILow != nil {
-				ci = compare.FormatCI(compare.Summary{N: t.N, Center: compare.Mean(t.Samples), Low: *t.CILow, High: *t.CIHigh, Confidence: 0.95}, 0.95)
+				ci = compare.FormatCI(compare.Summary{N: t.N, Center: stats.Mean(t.Samples), Low: *t.CILow, High: *t.CIHigh, Confidence: 0.95}, 0.95)
 				span = compare.FormatNum(*t.Min) + "–" + compare.FormatNum(*t.Max)
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", mdEscape(t.Point), t.Run, mdEscape(status),

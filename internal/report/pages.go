@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/rigorbench/rigor/internal/compare"
+	"github.com/rigorbench/rigor/internal/compare/stats"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -669,7 +670,7 @@ type pooledKey struct{ commit, point string }
 
 // newCommitView pools the samples of each commit's ok runs, point by
 // point, and summarizes them with the mean and its Student-t interval
-// ([compare.MeanCI]), in the order the commits were first run.
+// ([stats.MeanCI]), in the order the commits were first run.
 func newCommitView(id string, h *compare.History, byID map[string]*results.Run, metrics, columns []string, figs int) (*commitView, error) {
 	cv := &commitView{Columns: columns}
 	var commits, points []string
@@ -718,8 +719,8 @@ func newCommitView(id string, h *compare.History, byID map[string]*results.Run, 
 			nan := math.NaN()
 			return compare.Summary{Center: nan, Low: nan, High: nan}
 		}
-		iv := compare.MeanCI(x, confidence)
-		return compare.Summary{N: len(x), Center: compare.Mean(x), Low: iv.Low, High: iv.High, Confidence: iv.Confidence}
+		iv := stats.MeanCI(x, confidence)
+		return compare.Summary{N: len(x), Center: stats.Mean(x), Low: iv.Low, High: iv.High, Confidence: iv.Confidence}
 	}
 	for i, key := range metrics {
 		if i == commitMetrics {

@@ -259,7 +259,7 @@ func Summarize(r *Run) *Summary {
 		}
 		ms := MetricSummary{Name: m.Name, Test: m.Test, Unit: m.Unit, N: 1, Mean: m.Value}
 		if len(m.Samples) > 0 {
-			// The same sum, in the same order, as compare.Mean.
+			// The same sum, in the same order, as stats.Mean (internal/compare/stats).
 			var sum float64
 			for _, v := range m.Samples {
 				sum += v

@@ -1,8 +1,4 @@
-package compare
-
-// This file holds the statistics, free of any record type so that each
-// function can be checked against independently computed values
-// (stats_test.go names the source of every expected number).
+package stats
 
 import (
 	"math"
