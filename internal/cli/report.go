@@ -33,8 +33,10 @@ metric tables, and the samples of both sides).
 Every page is a single file with its plots inline as SVG: no script, no
 font or anything else fetched, so the report opens from a file, a zip or a
 CI artifact with no network and no server. Each plot has a title and its
-values in a table beside it. DIR is replaced whole, and only when it is
-empty or holds an earlier report.
+values in a table beside it. DIR must be new, empty or hold an earlier
+report: the next report replaces and removes only the files listed in the
+earlier one's manifest (DIR/.rigor-report), so notes added beside it stay,
+and a file the earlier report did not write is never overwritten.
 
 Examples:
   rigor report -o site
@@ -70,6 +72,10 @@ func (c *reportCmd) Run(e *env) error {
 		var de *reportsite.DirError
 		if errors.As(err, &de) {
 			return withHint(err, "choose a new directory with -o, or remove this one")
+		}
+		var fe *reportsite.FileError
+		if errors.As(err, &fe) {
+			return withHint(err, fmt.Sprintf("move it out of %s, or choose a new directory with -o", fe.Dir))
 		}
 		return err
 	}

@@ -141,13 +141,34 @@ func TestSite_Write(t *testing.T) {
 			t.Errorf("page %s not written: %v", p.Path, err)
 		}
 	}
-	// An earlier report is replaced whole.
-	os.WriteFile(filepath.Join(dir, "experiments", "stale.html"), []byte("old"), 0o644)
+	// An earlier report's pages that this one lacks are removed; a file a
+	// user added beside them is kept.
+	earlier := &Site{Pages: append(slices.Clone(site.Pages), Page{Path: "experiments/stale.html", HTML: []byte("old")})}
+	if err := earlier.Write(dir); err != nil {
+		t.Fatalf("writing over a report: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "experiments", "notes.txt"), []byte("mine"), 0o644)
 	if err := site.Write(dir); err != nil {
 		t.Fatalf("writing over an earlier report: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "experiments", "stale.html")); err == nil {
 		t.Errorf("a page of the earlier report survived")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "experiments", "notes.txt")); string(b) != "mine" {
+		t.Errorf("a file the user added beside the report was removed")
+	}
+	// A file the earlier report did not write is not overwritten.
+	os.WriteFile(filepath.Join(dir, "experiments", "stale.html"), []byte("mine"), 0o644)
+	var fe *FileError
+	if err := earlier.Write(dir); !errors.As(err, &fe) {
+		t.Errorf("overwriting a user's file: got %v, want a *FileError", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "experiments", "stale.html")); string(b) != "mine" {
+		t.Errorf("the user's file was overwritten")
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(dir, "*", ".*.tmp"))
+	if len(leftovers) > 0 {
+		t.Errorf("temporary files left behind: %v", leftovers)
 	}
 	// Anything else is left alone.
 	other := t.TempDir()
@@ -162,7 +183,7 @@ func TestSite_Write(t *testing.T) {
 	if err := site.Write(filepath.Join(other, "notes.txt")); !errors.As(err, &de) {
 		t.Errorf("writing onto a file: got %v, want a *DirError", err)
 	}
-	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".site.*"))
+	leftovers, _ = filepath.Glob(filepath.Join(filepath.Dir(dir), ".site.*"))
 	if len(leftovers) > 0 {
 		t.Errorf("temporary directories left behind: %v", leftovers)
 	}

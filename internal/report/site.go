@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -378,77 +376,6 @@ func fmtStat(s compare.Summary) string {
 	}
 	return v
 }
-
-// Write writes the site into dir. The pages are written into a new
-// directory beside dir, which then takes dir's place, so that a reader
-// never sees half a report. An existing dir is replaced only when it holds
-// a report written by [Site.Write] (its marker file) or nothing at all.
-func (s *Site) Write(dir string) error {
-	dir = filepath.Clean(dir)
-	if fi, err := os.Stat(dir); err == nil {
-		if !fi.IsDir() {
-			return &DirError{Dir: dir, Reason: "is a file"}
-		}
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", dir, err)
-		}
-		if len(ents) > 0 {
-			if _, err := os.Stat(filepath.Join(dir, markerName)); err != nil {
-				return &DirError{Dir: dir, Reason: "exists and holds files that are not a rigor report"}
-			}
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	for _, p := range s.Pages {
-		f := filepath.Join(tmp, filepath.FromSlash(p.Path))
-		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-			return fmt.Errorf("writing report: %w", err)
-		}
-		if err := os.WriteFile(f, p.HTML, 0o644); err != nil {
-			return fmt.Errorf("writing report: %w", err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(tmp, markerName), []byte(markerText), 0o644); err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	old := ""
-	if _, err := os.Stat(dir); err == nil {
-		old = tmp + ".old"
-		if err := os.Rename(dir, old); err != nil {
-			return fmt.Errorf("replacing %s: %w", dir, err)
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			os.Rename(old, dir)
-		}
-		return fmt.Errorf("writing report: %w", err)
-	}
-	if old != "" {
-		os.RemoveAll(old)
-	}
-	return nil
-}
-
-// markerName is the file that marks a directory as a rigor report, which
-// a later report may replace.
-const markerName = ".rigor-report"
-
-const markerText = "This directory was written by 'rigor report' and is replaced whole by the next one.\n"
 
 // DirError says why a report cannot be written into a directory.
 type DirError struct {
