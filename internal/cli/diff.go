@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rigorbench/rigor/internal/compare"
+	"github.com/rigorbench/rigor/internal/gitrepo"
 	reportsite "github.com/rigorbench/rigor/internal/report"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -193,7 +194,7 @@ func (e *env) resolveRefLatest(store *results.Store, ref string, latest bool) (*
 	_, kind, rev := results.ParseRef(ref)
 	var le *results.LoadError
 	switch {
-	case errors.Is(err, results.ErrNotRepository):
+	case errors.Is(err, gitrepo.ErrNotRepository):
 		return nil, withHint(err, "ID@REV reads results from git history; the module must be in a git repository")
 	case errors.As(err, &le) && errors.Is(err, results.ErrNotFound):
 		return nil, withHint(err, "check the path; 'rigor results' lists the recorded runs with their ids")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/internal/buildcache"
+	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -67,7 +68,7 @@ func (e *env) commitRecords(store *results.Store, files []string, msg, what stri
 		}
 	}
 	_, err := store.Commit(ctx, present, msg)
-	if errors.Is(err, results.ErrNotRepository) {
+	if errors.Is(err, gitrepo.ErrNotRepository) {
 		fmt.Fprintf(e.stderr, "rigor: warning: %s not committed: the module is not in a git repository ('git init' to keep their history, or --no-commit)\n", what)
 		return nil
 	}

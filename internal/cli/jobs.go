@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/logtail"
 	"github.com/rigorbench/rigor/internal/results"
@@ -361,7 +362,7 @@ func recordLostJob(ctx context.Context, e *env, store *results.Store, b *slurm.B
 	fmt.Fprintf(e.stderr, "rigor: %s (%s): %s → %s\n", b.JobIDOf(i), t.Point, msg, filepath.ToSlash(relTo(path, e.wd)))
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	if _, err := store.Commit(cctx, []string{path}, fmt.Sprintf("rigor jobs: %s: %s\n\nrun %s", t.Point, run.Status, run.ID)); err != nil && !errors.Is(err, results.ErrNotRepository) {
+	if _, err := store.Commit(cctx, []string{path}, fmt.Sprintf("rigor jobs: %s: %s\n\nrun %s", t.Point, run.Status, run.ID)); err != nil && !errors.Is(err, gitrepo.ErrNotRepository) {
 		fmt.Fprintf(e.stderr, "rigor: warning: the record is kept at %s but was not committed: %v\n", rel, err)
 	}
 	return r, nil
@@ -646,7 +647,7 @@ func (c *jobsTaskCmd) publish(ctx context.Context, e *env, b *slurm.Batch, work 
 	msg := fmt.Sprintf("rigor run %s: %s\n\nrun %s, slurm job %s (batch %s, round %d)", t.Point, first.Status, first.ID, b.JobIDOf(c.Index), b.ID, t.Round)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	commit, err := results.Publish(pctx, work, results.PublishOptions{
+	commit, err := gitrepo.Publish(pctx, work, gitrepo.PublishOptions{
 		Remote: b.Remote, Branch: b.Branch, Base: b.Commit, Paths: paths, Message: msg, Author: b.Author,
 	})
 	r := &slurm.TaskResult{Index: c.Index, JobID: b.JobIDOf(c.Index), Node: os.Getenv("SLURMD_NODENAME"),

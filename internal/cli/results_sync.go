@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/slurm"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -45,7 +46,7 @@ func (c *resultsSyncCmd) Run(e *env) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	synced, err := results.Sync(ctx, root, results.SyncOptions{Remote: remote})
+	synced, err := gitrepo.Sync(ctx, root, gitrepo.SyncOptions{Remote: remote})
 	report := func() {
 		added := 0
 		for _, s := range synced {
@@ -53,7 +54,7 @@ func (c *resultsSyncCmd) Run(e *env) error {
 		}
 		if c.JSON {
 			if synced == nil {
-				synced = []results.Synced{}
+				synced = []gitrepo.Synced{}
 			}
 			e.printJSON(synced)
 			return
@@ -71,14 +72,14 @@ func (c *resultsSyncCmd) Run(e *env) error {
 	}
 	if err != nil {
 		report()
-		var ce *results.ConflictError
+		var ce *gitrepo.ConflictError
 		if errors.As(err, &ce) {
 			return withHint(err, "a record's path names its run id, so two different records never share one: look at the branch with 'git log "+remote+"/"+ce.Branch+"' and remove or rename the file on one side")
 		}
-		if errors.Is(err, results.ErrGitNotInstalled) {
+		if errors.Is(err, gitrepo.ErrGitNotInstalled) {
 			return withHint(err, "install git")
 		}
-		var ge *results.GitError
+		var ge *gitrepo.GitError
 		if errors.As(err, &ge) && ge.Args[0] == "fetch" {
 			return withHint(err, "the jobs push to the remote "+remote+" ('git remote -v' lists the module's remotes; --remote NAME picks another)")
 		}
@@ -88,7 +89,7 @@ func (c *resultsSyncCmd) Run(e *env) error {
 	return nil
 }
 
-func allAdded(s []results.Synced) []string {
+func allAdded(s []gitrepo.Synced) []string {
 	var out []string
 	for _, x := range s {
 		out = append(out, x.Added...)

@@ -13,7 +13,7 @@ import (
 
 	cueerrors "cuelang.org/go/cue/errors"
 
-	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/slurm"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -88,7 +88,7 @@ func (c *runCmd) submitSlurm(e *env) error {
 		ID: slurm.NewBatchID(time.Now()), Experiment: x.ID, Submitted: time.Now().UTC().Truncate(time.Second),
 		Module: root, Commit: commit, Remote: remoteURL, Rigor: rigorPath, Author: author,
 	}
-	b.Branch = results.ResultsBranchPrefix + b.ID
+	b.Branch = gitrepo.ResultsBranchPrefix + b.ID
 	b.Dir = slurm.BatchDir(root, b.ID)
 	for r := 1; r <= c.Rounds; r++ {
 		for _, p := range points {
@@ -200,14 +200,14 @@ func slurmGit(ctx context.Context, root, flagRemote, cfgRemote string) (commit, 
 	if !strings.Contains(url, "://") && !strings.Contains(url, "@") && !filepath.IsAbs(url) {
 		url = filepath.Join(root, url) // a relative path is relative to the module
 	}
-	author = strings.TrimSpace(os.Getenv(results.AuthorEnv))
+	author = strings.TrimSpace(os.Getenv(gitrepo.AuthorEnv))
 	if author == "" {
 		n, _ := git("config", "user.name")
 		m, _ := git("config", "user.email")
 		if n != "" && m != "" {
 			author = n + " <" + m + ">"
 		} else {
-			author = results.DefaultAuthor
+			author = gitrepo.DefaultAuthor
 		}
 	}
 	return commit, name, url, author, nil

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+
+	"github.com/rigorbench/rigor/internal/gitrepo"
 )
 
 // gitCLI runs the git command line tool in dir and returns its output.
@@ -50,7 +52,7 @@ func newRepo(t testing.TB) string {
 
 func TestStore_Commit(t *testing.T) {
 	dir := newRepo(t)
-	t.Setenv(AuthorEnv, "Rig Bot <bot@example.com>")
+	t.Setenv(gitrepo.AuthorEnv, "Rig Bot <bot@example.com>")
 	s := Open(dir)
 	ctx := context.Background()
 
@@ -90,7 +92,7 @@ func TestStore_Commit(t *testing.T) {
 	}
 
 	// The same paths again: nothing to commit, the record stays.
-	if _, err := s.Commit(ctx, []string{rec}, "again"); !errors.Is(err, ErrNothingToCommit) {
+	if _, err := s.Commit(ctx, []string{rec}, "again"); !errors.Is(err, gitrepo.ErrNothingToCommit) {
 		t.Errorf("committing unchanged paths: got %v, want ErrNothingToCommit", err)
 	}
 	// A second run in another experiment.
@@ -120,7 +122,7 @@ func TestStore_Commit_firstCommitAndConfigAuthor(t *testing.T) {
 	gitCLI(t, dir, "init", "-q", "-b", "trunk")
 	gitCLI(t, dir, "config", "user.name", "Ada Bench")
 	gitCLI(t, dir, "config", "user.email", "ada@example.com")
-	t.Setenv(AuthorEnv, "")
+	t.Setenv(gitrepo.AuthorEnv, "")
 	s := Open(dir)
 	rec, err := s.Write(testRun("20260508T032753Z-0001", "a/b", t0, 1, 2, 3), nil)
 	if err != nil {
@@ -144,8 +146,8 @@ func TestStore_Commit_errors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.Commit(ctx, []string{rec}, "x")
-	var ce *CommitError
-	if !errors.Is(err, ErrNotRepository) || !errors.As(err, &ce) || !strings.Contains(err.Error(), "record is kept") {
+	var ce *gitrepo.CommitError
+	if !errors.Is(err, gitrepo.ErrNotRepository) || !errors.As(err, &ce) || !strings.Contains(err.Error(), "record is kept") {
 		t.Errorf("Commit outside a repository = %v, want ErrNotRepository in a CommitError saying the record is kept", err)
 	}
 	if _, err := os.Stat(rec); err != nil {
@@ -159,11 +161,11 @@ func TestStore_Commit_errors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(AuthorEnv, "no email")
+	t.Setenv(gitrepo.AuthorEnv, "no email")
 	if _, err := s.Commit(ctx, []string{rec}, "x"); err == nil || !strings.Contains(err.Error(), `RIGOR_GIT_AUTHOR="no email": want "Name <email>"`) {
 		t.Errorf("Commit with a bad author = %v", err)
 	}
-	t.Setenv(AuthorEnv, "")
+	t.Setenv(gitrepo.AuthorEnv, "")
 
 	// A path outside the repository.
 	outside := filepath.Join(t.TempDir(), "x.json")
@@ -172,20 +174,6 @@ func TestStore_Commit_errors(t *testing.T) {
 		t.Errorf("Commit of an outside path = %v", err)
 	}
 
-	// Another git process holds the index: Commit waits, then gives up
-	// with a clear message and leaves the other's lock alone.
-	lockWait = 100 * time.Millisecond
-	t.Cleanup(func() { lockWait = 10 * time.Second })
-	writeFile(t, filepath.Join(dir, ".git", "index.lock"), "")
-	_, err = s.Commit(ctx, []string{rec}, "x")
-	if err == nil || !strings.Contains(err.Error(), "index.lock exists: another git process") || !strings.Contains(err.Error(), "record is kept") {
-		t.Errorf("Commit with index.lock present = %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, ".git", "index.lock")); err != nil {
-		t.Errorf("the other process's index.lock was removed")
-	}
-	os.Remove(filepath.Join(dir, ".git", "index.lock"))
-
 	// A read-only .git: the commit fails, the record stays.
 	if os.Getuid() != 0 {
 		objects := filepath.Join(dir, ".git", "objects")
@@ -193,7 +181,7 @@ func TestStore_Commit_errors(t *testing.T) {
 		t.Cleanup(func() { chmodAll(t, objects, 0o755) })
 		_, err = s.Commit(ctx, []string{rec}, "x")
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "(the record is kept, uncommitted)") {
-			t.Errorf("Commit into a read-only .git = %v, want a CommitError", err)
+			t.Errorf("Commit into a read-only .git = %v, want a gitrepo.CommitError", err)
 		}
 		if _, err := Load(rec); err != nil {
 			t.Errorf("record lost after a failed commit: %v", err)
@@ -220,7 +208,7 @@ func chmodAll(t testing.TB, dir string, mode os.FileMode) {
 // after the other, and the repository stays sound.
 func TestStore_Commit_concurrent(t *testing.T) {
 	dir := newRepo(t)
-	t.Setenv(AuthorEnv, "")
+	t.Setenv(gitrepo.AuthorEnv, "")
 	s := Open(dir)
 	const n = 6
 	var wg sync.WaitGroup

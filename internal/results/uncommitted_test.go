@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/rigorbench/rigor/internal/gitrepo"
 )
 
 func TestStore_Uncommitted(t *testing.T) {
@@ -28,7 +30,7 @@ func TestStore_Uncommitted(t *testing.T) {
 	if got, err := Open(empty).Uncommitted([]string{filepath.Join(empty, "a")}); err != nil || len(got) != 1 {
 		t.Fatalf("empty repository: %v, %v", got, err)
 	}
-	if _, err := Open(t.TempDir()).Uncommitted(nil); !errors.Is(err, ErrNotRepository) {
-		t.Fatalf("outside a repository: %v, want ErrNotRepository", err)
+	if _, err := Open(t.TempDir()).Uncommitted(nil); !errors.Is(err, gitrepo.ErrNotRepository) {
+		t.Fatalf("outside a repository: %v, want gitrepo.ErrNotRepository", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rigorbench/rigor/internal/gitrepo"
 )
 
 func TestStore_CheckWritable(t *testing.T) {
@@ -61,8 +63,8 @@ func TestFallback(t *testing.T) {
 func TestStore_HeadDetached(t *testing.T) {
 	root := t.TempDir()
 	s := Open(root)
-	if _, err := s.HeadDetached(); !errors.Is(err, ErrNotRepository) {
-		t.Errorf("HeadDetached outside a repository = %v, want ErrNotRepository", err)
+	if _, err := s.HeadDetached(); !errors.Is(err, gitrepo.ErrNotRepository) {
+		t.Errorf("HeadDetached outside a repository = %v, want gitrepo.ErrNotRepository", err)
 	}
 	git := func(args ...string) {
 		t.Helper()

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package results
+package gitrepo
 
 import (
 	"context"

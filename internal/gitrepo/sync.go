@@ -1,4 +1,4 @@
-package results
+package gitrepo
 
 // Publishing records to a shared remote and gathering them back (issue
 // 17). These use the git CLI, not go-git, for three reasons: go-git v5

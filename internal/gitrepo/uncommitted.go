@@ -1,4 +1,4 @@
-package results
+package gitrepo
 
 import (
 	"errors"
@@ -12,12 +12,7 @@ import (
 // the file at HEAD: changed since, or never committed. Each file is hashed
 // as a git blob and compared with HEAD's tree entry: no status scan of the
 // working tree. A repository without commits has every path uncommitted;
-// a store outside a git repository wraps [ErrNotRepository].
-func (s *Store) Uncommitted(paths []string) ([]string, error) {
-	g, err := s.openRepo()
-	if err != nil {
-		return nil, err
-	}
+func (g *Repo) Uncommitted(paths []string) ([]string, error) {
 	var tree *object.Tree
 	if head, err := g.r.Head(); err == nil {
 		c, err := g.r.CommitObject(head.Hash())
@@ -36,7 +31,7 @@ func (s *Store) Uncommitted(paths []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		rel, err := g.rel(p)
+		rel, err := g.Rel(p)
 		if err != nil {
 			return nil, err
 		}
