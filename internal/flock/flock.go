@@ -102,8 +102,12 @@ func Owner(path string) int {
 	return pid
 }
 
-// Unlock releases the lock.
+// Unlock releases the lock. Unlocking a nil Lock does nothing, so that a
+// lock taken only sometimes is released in one line.
 func (l *Lock) Unlock() {
+	if l == nil {
+		return
+	}
 	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
 	l.f.Close()
 }

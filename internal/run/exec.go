@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/internal/flock"
 	"github.com/rigorbench/rigor/internal/logtail"
 	"golang.org/x/sys/unix"
 )
@@ -59,6 +60,12 @@ type Options struct {
 	Grace time.Duration
 	// Progress, if set, is told what is happening.
 	Progress func(msg string)
+	// LockDir, when set, holds a lock per worker port (in rigor's cache):
+	// from the check that the port is free until the worker is proved to
+	// listen on it, so that two runs starting the same worker at once take
+	// turns, and the second finds the port taken instead of both passing
+	// the check.
+	LockDir string
 }
 
 // Outcome is what happened to the processes.
@@ -126,27 +133,45 @@ func Execute(ctx context.Context, opts Options) (*Outcome, error) {
 		}
 	}()
 
+	// fail ends the execution before the bench ran: the processes
+	// already started are stopped and their real exits recorded (a
+	// worker stopped because a later one was refused exited too).
+	fail := func(how string, err error) (*Outcome, error) {
+		out.How, out.Err = how, err
+		if ctx.Err() != nil && how != StartFailed {
+			out.How, out.Err = Interrupted, ctx.Err()
+		}
+		out.End = time.Now().UTC()
+		out.Logs = logNames(procs)
+		stopAll(procs, opts.Grace)
+		collectExits(procs, out)
+		return out, nil
+	}
 	n := len(opts.Plan.Processes)
 	for i, pp := range opts.Plan.Processes {
-		// A worker's port must be free: readiness must mean that our
-		// worker listens, never a stranger that held the port already.
+		var portLock *flock.Lock
 		if pp.ReadyAddr != "" {
+			if opts.LockDir != "" {
+				l, err := lockPort(ctx, opts.LockDir, pp.ReadyAddr, progress)
+				if err != nil {
+					return fail(WorkerFailed, fmt.Errorf("worker %s: %w", pp.Name, err))
+				}
+				portLock = l
+			}
+			// A worker's port must be free: readiness must mean that our
+			// worker listens, never a stranger that held the port already.
 			if err := portFree(pp.Name, pp.ReadyAddr); err != nil {
-				out.How, out.Err = WorkerFailed, err
-				out.End = time.Now().UTC()
-				out.Logs = logNames(procs)
-				return out, nil
+				portLock.Unlock()
+				return fail(WorkerFailed, err)
 			}
 		}
 		p, err := start(pp, opts)
 		if err != nil {
-			out.How, out.Err = WorkerFailed, err
+			portLock.Unlock()
 			if i == n-1 {
-				out.How = StartFailed
+				return fail(StartFailed, err)
 			}
-			out.End = time.Now().UTC()
-			out.Logs = logNames(procs)
-			return out, nil
+			return fail(WorkerFailed, err)
 		}
 		procs = append(procs, p)
 		if i == n-1 {
@@ -159,16 +184,10 @@ func Execute(ctx context.Context, opts Options) (*Outcome, error) {
 		} else {
 			progress(fmt.Sprintf("started %s, waiting for %s", pp.Name, pp.ReadyAddr))
 		}
-		if err := waitReady(ctx, p, opts.ReadyTimeout); err != nil {
-			out.How, out.Err = WorkerFailed, err
-			if ctx.Err() != nil {
-				out.How, out.Err = Interrupted, ctx.Err()
-			}
-			out.End = time.Now().UTC()
-			out.Logs = logNames(procs)
-			stopAll(procs, opts.Grace)
-			collectExits(procs, out)
-			return out, nil
+		err = waitReady(ctx, p, opts.ReadyTimeout)
+		portLock.Unlock()
+		if err != nil {
+			return fail(WorkerFailed, err)
 		}
 	}
 	bench := procs[len(procs)-1]
@@ -340,7 +359,10 @@ func waitReady(ctx context.Context, p *proc, limit time.Duration) error {
 		conn, err := net.DialTimeout("tcp", p.p.ReadyAddr, time.Second)
 		if err == nil {
 			conn.Close()
-			return nil
+			// A connection proves that something listens, not that it
+			// is our worker: the socket must be held by its process
+			// group.
+			return ownsPort(p.p.Name, p.p.ReadyAddr, p.cmd.Process.Pid)
 		}
 		select {
 		case <-p.done:

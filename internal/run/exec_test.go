@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/internal/flock"
 )
 
 // The test binary doubles as the worker and bench programs, selected by
@@ -27,6 +29,18 @@ func TestMain(m *testing.M) {
 	case "sleeper":
 		time.Sleep(time.Hour)
 		os.Exit(0)
+	case "stranger":
+		ln, err := net.Listen("tcp", "127.0.0.1:"+os.Args[len(os.Args)-1])
+		if err != nil {
+			os.Exit(1)
+		}
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				os.Exit(1)
+			}
+			c.Close()
+		}
 	}
 	os.Exit(m.Run())
 }
@@ -36,6 +50,25 @@ func TestMain(m *testing.M) {
 func worker() {
 	port := os.Args[len(os.Args)-1]
 	if os.Getenv("NEVER_READY") == "1" {
+		time.Sleep(time.Hour)
+	}
+	if os.Getenv("STRANGER_BINDS_FIRST") == "1" {
+		// Another run's worker takes the port the moment ours starts
+		// (a process of its own group, as another rigor's would be), so
+		// ours cannot bind and lingers, as rpc-server does.
+		st := exec.Command(os.Args[0], port)
+		st.Env = append(os.Environ(), "RIGOR_RUN_TEST_ROLE=stranger")
+		st.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		st.Start()
+		os.WriteFile(filepath.Join(os.Getenv("PIDDIR"), "stranger"), []byte(strconv.Itoa(st.Process.Pid)), 0o644)
+		for {
+			if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+				c.Close()
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		fmt.Fprintln(os.Stderr, "Failed to create server socket")
 		time.Sleep(time.Hour)
 	}
 	if os.Getenv("DIE_EARLY") == "1" {
@@ -312,5 +345,114 @@ func TestExecute_workerDiesMidRun(t *testing.T) {
 	}
 	if s := f.survivors(t); len(s) > 0 {
 		t.Errorf("processes left behind: %v", s)
+	}
+}
+
+// A worker whose port another process takes after the free-port check
+// (another run starting the same worker at the same moment) is not ready:
+// the connection reaches the stranger, and the run stops naming it
+// instead of measuring someone else's worker.
+func TestExecute_readinessProvesOurWorker(t *testing.T) {
+	f := newFixture(t, 1, nil)
+	f.plan.Processes[0].Env["STRANGER_BINDS_FIRST"] = "1"
+	t.Cleanup(func() {
+		b, _ := os.ReadFile(filepath.Join(f.piddir, "stranger"))
+		if pid, _ := strconv.Atoi(string(b)); pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	out, err := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir(), ReadyTimeout: 20 * time.Second, Grace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var foreign *NotOurWorkerError
+	if out.How != WorkerFailed || !errors.As(out.Err, &foreign) {
+		t.Fatalf("how=%s err=%v, want %s with a NotOurWorkerError", out.How, out.Err, WorkerFailed)
+	}
+	b, _ := os.ReadFile(filepath.Join(f.piddir, "stranger"))
+	if want, _ := strconv.Atoi(string(b)); foreign.PID != want {
+		t.Errorf("the error names pid %d, want the stranger %d: %v", foreign.PID, want, out.Err)
+	}
+	if _, ran := out.Exits["bench"]; ran {
+		t.Errorf("the bench ran against the stranger's worker: exits %v", out.Exits)
+	}
+	if s := f.survivors(t); len(s) > 0 {
+		t.Errorf("processes left behind: %v", s)
+	}
+}
+
+// A worker started and then stopped because a later worker was refused
+// (its port held by another process) is recorded with its real exit.
+func TestExecute_refusedWorkerRecordsEarlierExits(t *testing.T) {
+	f := newFixture(t, 2, nil)
+	ln, err := net.Listen("tcp", f.plan.Processes[1].ReadyAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	out, err := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir(), Grace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inUse *PortInUseError
+	if out.How != WorkerFailed || !errors.As(out.Err, &inUse) || inUse.Worker != "rpc-1" {
+		t.Fatalf("how=%s err=%v, want rpc-1's port in use", out.How, out.Err)
+	}
+	if code, ok := out.Exits["rpc-0"]; !ok || code != 128+int(syscall.SIGTERM) {
+		t.Errorf("rpc-0's exit = %d (recorded: %v), want %d (stopped by rigor's SIGTERM)", code, ok, 128+int(syscall.SIGTERM))
+	}
+	if s := f.survivors(t); len(s) > 0 {
+		t.Errorf("processes left behind: %v", s)
+	}
+}
+
+// Worker start is serialized per port with a lock: a run that finds
+// another rigor starting a worker on its port waits, says so, and then
+// finds the port taken instead of both passing the free-port check.
+func TestExecute_workerStartLocked(t *testing.T) {
+	f := newFixture(t, 1, nil)
+	locks := t.TempDir()
+	addr := f.plan.Processes[0].ReadyAddr
+	_, port, _ := net.SplitHostPort(addr)
+	other, err := flock.Acquire(context.Background(), filepath.Join(locks, "port-"+port+".lock"), flock.Options{Owner: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := make(chan string, 10)
+	type result struct {
+		out *Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir(), LockDir: locks, Grace: 200 * time.Millisecond,
+			Progress: func(msg string) { said <- msg }})
+		done <- result{out, err}
+	}()
+	var msg string
+	select {
+	case msg = <-said:
+	case r := <-done:
+		t.Fatalf("Execute ended while another rigor held the port's lock: how=%s err=%v", r.out.How, r.out.Err)
+	}
+	if !strings.Contains(msg, "waiting for another rigor (pid "+strconv.Itoa(os.Getpid())+"), which is starting a worker on port "+port) {
+		other.Unlock()
+		<-done
+		t.Fatalf("first progress = %q, want it to wait for the lock's holder", msg)
+	}
+	// The other rigor's worker now listens, and it releases the lock.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	other.Unlock()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var inUse *PortInUseError
+	if r.out.How != WorkerFailed || !errors.As(r.out.Err, &inUse) || inUse.PID != os.Getpid() {
+		t.Fatalf("how=%s err=%v, want the port in use by pid %d", r.out.How, r.out.Err, os.Getpid())
 	}
 }

@@ -410,8 +410,12 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 	// cstime, which the sampler counts as the engine's: their pids are not
 	// passed, or their time would count twice.
 	sampler := machine.Start(ctx, nil)
-	out, err := Execute(ctx, Options{Plan: plan, Env: env, Secrets: secrets, Dir: runDir, LogDir: logDir, Timeout: timeout,
-		ReadyTimeout: ready, Grace: r.Grace, Progress: r.Progress})
+	opts := Options{Plan: plan, Env: env, Secrets: secrets, Dir: runDir, LogDir: logDir, Timeout: timeout,
+		ReadyTimeout: ready, Grace: r.Grace, Progress: r.Progress}
+	if r.Cache != "" {
+		opts.LockDir = PortLockDir(r.Cache)
+	}
+	out, err := Execute(ctx, opts)
 	state := sampler.Stop()
 	if err != nil {
 		return nil, err
