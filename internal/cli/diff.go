@@ -236,6 +236,11 @@ func (e *env) unknownExperiment(store *results.Store, ref string) error {
 			return nil
 		}
 	}
+	if bad := spec.SyntaxProblems(store.Root); len(bad) > 0 {
+		// The id may be in a file that does not parse: say so, not
+		// "no such experiment".
+		return e.unreadableError(bad)
+	}
 	var hints []string
 	if n := suggest.Nearest(exp, known); n != "" {
 		hints = append(hints, "did you mean "+n+"?")

@@ -17,8 +17,37 @@ import (
 )
 
 // loadSet finds the module from the working directory and loads the
-// experiments the patterns select.
+// experiments the patterns select. It stops, printing each error at its
+// position, when a package it loaded could not be read (a syntax error, a
+// failed import, a file outside its package or the module): that
+// package's experiments would be missing from what the verb locks, checks,
+// lists or runs, and it would pass what it could not read.
 func (e *env) loadSet(patterns []string) (*spec.Set, error) {
+	set, err := e.loadSetAll(patterns)
+	if set != nil {
+		if bad := set.Unreadable(); len(bad) > 0 {
+			return nil, e.unreadableError(bad)
+		}
+	}
+	return set, err
+}
+
+// unreadableError prints the problems of packages that could not be read
+// and returns the error that ends the verb.
+func (e *env) unreadableError(bad []*spec.Problem) error {
+	e.printProblems(e.stderr, bad)
+	pkgs := spec.UnreadablePackages(bad)
+	what := "the experiments"
+	if len(pkgs) > 0 {
+		what = plural(len(pkgs), "package ", "packages ") + strings.Join(pkgs, ", ")
+	}
+	return withHint(fmt.Errorf("%s could not be read (%d %s above): nothing was done", what, len(bad), plural(len(bad), "error", "errors")),
+		"fix "+plural(len(bad), "it", "them")+"; 'rigor vet' lists every error of the module")
+}
+
+// loadSetAll is loadSet without the stop on unreadable packages: vet
+// reports every problem itself.
+func (e *env) loadSetAll(patterns []string) (*spec.Set, error) {
 	root, err := spec.FindRoot(e.wd)
 	if err != nil {
 		return nil, err
