@@ -130,11 +130,15 @@ func TestReadmeTour(t *testing.T) {
 		Dir:                 dir,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			// The git identity a user's configuration gives.
-			for _, k := range []string{"GIT_AUTHOR", "GIT_COMMITTER"} {
-				env.Setenv(k+"_NAME", "Tour Reader")
-				env.Setenv(k+"_EMAIL", "reader@example.com")
-			}
+			// A fresh machine: HOME ($WORK) has no git config and no
+			// identity. user.useConfigOnly (from the environment, not a
+			// file) stops git from making one up from the user and host
+			// names, as it cannot on a host without a domain: the tour
+			// must work without a git identity (issue 31).
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv("GIT_CONFIG_COUNT", "1")
+			env.Setenv("GIT_CONFIG_KEY_0", "user.useConfigOnly")
+			env.Setenv("GIT_CONFIG_VALUE_0", "true")
 			return setup(repo, races)(env)
 		},
 	})

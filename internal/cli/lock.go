@@ -7,14 +7,17 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -25,6 +28,7 @@ type lockCmd struct {
 	Online  bool     `help:"With --check, also ask every upstream (git remotes, the hub, the npm registry) whether each locked ref still resolves to the pinned commit or version; exit 1 naming each one that moved."`
 	Offline bool     `help:"Use only caches (hub cache, git mirrors, npm cache) and say what they cannot resolve." env:"RIGOR_OFFLINE"`
 	JSON    bool     `help:"Print the changes (or, with --check, the stale experiments) as JSON."`
+	Commit  bool     `help:"Commit the selected packages' lockfiles, as run commits its records (no git identity needed: the author is RIGOR_GIT_AUTHOR, git config, or rigor@localhost)."`
 }
 
 func (lockCmd) Help() string {
@@ -47,6 +51,7 @@ Examples:
   rigor lock --check
   rigor lock --check --online
   rigor lock --offline
+  rigor lock --commit
 
 --check alone never opens a connection: it compares the lockfiles with
 the experiments and the local files. --check --online also asks each
@@ -76,6 +81,9 @@ func (c *lockCmd) Run(e *env) error {
 	}
 	if c.Online && !c.Check {
 		return withHint(errors.New("--online goes with --check"), "run 'rigor lock --check --online'")
+	}
+	if c.Commit && c.Check {
+		return withHint(errors.New("--commit and --check exclude each other"), "run 'rigor lock --commit', then 'rigor lock --check'")
 	}
 	if c.Online && c.Offline {
 		return withHint(errors.New("--online and --offline exclude each other"), "'rigor lock --check' alone needs no network")
@@ -165,6 +173,53 @@ func (c *lockCmd) Run(e *env) error {
 	if n := len(res.Errors); n > 0 {
 		return fmt.Errorf("%d %s could not be resolved; no lockfile was written for %s", n, plural(n, "input", "inputs"), plural(n, "its package", "their packages"))
 	}
+	if c.Commit {
+		return e.commitLockfiles(set, res.Changes)
+	}
+	return nil
+}
+
+// commitLockfiles commits the lockfiles of the set's packages (those that
+// exist), with the changes in the message: lock --commit.
+func (e *env) commitLockfiles(set *spec.Set, changes []lock.Change) error {
+	seen := map[string]bool{}
+	var paths, rel []string
+	for _, x := range set.Experiments {
+		if seen[x.Package] {
+			continue
+		}
+		seen[x.Package] = true
+		p := lock.Path(set.Root, x.Package)
+		if _, err := os.Stat(p); err == nil {
+			paths = append(paths, p)
+			rel = append(rel, lock.Dir+"/"+x.Package+lock.Ext)
+		}
+	}
+	if len(paths) == 0 {
+		return withHint(errors.New("--commit: no lockfile to commit"), "'rigor lock' writes them first")
+	}
+	sort.Strings(rel)
+	sort.Strings(paths)
+	msg := "rigor lock: " + strings.Join(rel, ", ")
+	if len(changes) > 0 {
+		msg += "\n"
+		for _, ch := range changes {
+			msg += fmt.Sprintf("\n%s: %s: %s → %s", ch.ID, ch.Input, shortValue(ch.Old), shortValue(ch.New))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hash, err := results.Open(set.Root).Commit(ctx, paths, msg)
+	switch {
+	case errors.Is(err, gitrepo.ErrNothingToCommit):
+		fmt.Fprintf(e.stderr, "rigor: %s already committed as %s\n", strings.Join(rel, ", "), plural(len(rel), "it is", "they are"))
+		return nil
+	case errors.Is(err, gitrepo.ErrNotRepository):
+		return withHint(fmt.Errorf("--commit: the module is not in a git repository; %s written, not committed", strings.Join(rel, ", ")), "'git init' to keep their history, or leave out --commit")
+	case err != nil:
+		return withHint(err, "the lockfiles are written; commit them yourself with git")
+	}
+	fmt.Fprintf(e.stderr, "rigor: committed %s (%s)\n", strings.Join(rel, ", "), hash[:min(7, len(hash))])
 	return nil
 }
 
