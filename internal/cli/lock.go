@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -173,10 +174,31 @@ func (c *lockCmd) Run(e *env) error {
 	if n := len(res.Errors); n > 0 {
 		return fmt.Errorf("%d %s could not be resolved; no lockfile was written for %s", n, plural(n, "input", "inputs"), plural(n, "its package", "their packages"))
 	}
+	if !c.JSON && len(res.Changes) == 0 && len(res.Moved) == 0 {
+		n := len(set.Experiments)
+		if c.Update {
+			what := "every input"
+			if len(inputs) > 0 && !slices.Contains(inputs, lock.InputAll) {
+				what = strings.Join(inputs, ", ")
+			}
+			fmt.Fprintf(e.stderr, "rigor: re-resolved %s of %d %s upstream: nothing moved, the lock is unchanged\n", what, n, plural(n, "experiment", "experiments"))
+		} else {
+			fmt.Fprintf(e.stderr, "rigor: %d %s locked and current: nothing changed ('rigor lock --update' re-resolves what moved upstream)\n", n, plural(n, "experiment is", "experiments are"))
+		}
+	}
 	if c.Commit {
 		return e.commitLockfiles(set, res.Changes)
 	}
 	return nil
+}
+
+// pinnedNote explains an online check that asked nothing: every input is
+// pinned to a commit or is local.
+func pinnedNote(asked int) string {
+	if asked == 0 {
+		return " (every input is pinned to a commit or on disk: nothing to ask)"
+	}
+	return ""
 }
 
 // commitLockfiles commits the lockfiles of the set's packages (those that
@@ -286,6 +308,7 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		moved []lock.Drift
 		errs  []error
 		token string
+		asked int
 	)
 	if c.Online {
 		opts, err := c.options(set.Root)
@@ -295,7 +318,7 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		token = opts.HFToken
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		moved, errs = lock.NewResolver(opts).CheckOnline(ctx, set)
+		moved, asked, errs = lock.NewResolver(opts).CheckOnline(ctx, set)
 		if moved == nil {
 			moved = []lock.Drift{}
 		}
@@ -342,6 +365,8 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		return fmt.Errorf("%d %s could not be asked", len(errs), plural(len(errs), "upstream", "upstreams"))
 	case !c.Online && !c.JSON:
 		fmt.Fprintf(e.stderr, "rigor: %d %s locked and current (checked offline; 'rigor lock --check --online' also asks upstream whether a locked ref moved)\n", n, plural(n, "experiment is", "experiments are"))
+	case !c.JSON:
+		fmt.Fprintf(e.stderr, "rigor: %d %s locked and current; %d %s checked upstream: none moved%s\n", n, plural(n, "experiment is", "experiments are"), asked, plural(asked, "input", "inputs"), pinnedNote(asked))
 	}
 	return nil
 }

@@ -64,9 +64,9 @@ func (d Drift) String() string {
 // skipped ([Check] reports them). It returns the drifts sorted by
 // experiment and input, and an *[InputError] for each upstream that could
 // not be asked. The resolver must not be offline.
-func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, []error) {
+func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, int, []error) {
 	if r.opts.Offline || r.hf.Offline() {
-		return nil, []error{errors.New("checking upstreams: offline (--offline or HF_HUB_OFFLINE) forbids the network")}
+		return nil, 0, []error{errors.New("checking upstreams: offline (--offline or HF_HUB_OFFLINE) forbids the network")}
 	}
 	files := map[string]*File{}
 	var errs []error
@@ -83,6 +83,7 @@ func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, []e
 	var (
 		mu     sync.Mutex
 		drifts []Drift
+		asked  int
 		wg     sync.WaitGroup
 	)
 	sem := make(chan struct{}, r.opts.Concurrency)
@@ -97,8 +98,9 @@ func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, []e
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			ds, es := r.driftOf(ctx, x.ID, e)
+			ds, n, es := r.driftOf(ctx, x.ID, e)
 			mu.Lock()
+			asked += n
 			drifts = append(drifts, ds...)
 			errs = append(errs, es...)
 			mu.Unlock()
@@ -113,16 +115,16 @@ func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, []e
 		return order[drifts[i].Input] < order[drifts[j].Input]
 	})
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-	return drifts, errs
+	return drifts, asked, errs
 }
 
-// driftOf asks the upstreams of one locked entry.
-func (r *Resolver) driftOf(ctx context.Context, id string, e *Entry) ([]Drift, []error) {
-	var ds []Drift
-	var errs []error
+// driftOf asks the upstreams of one locked entry; n is how many inputs it
+// asked about (an input pinned to a commit needs no asking).
+func (r *Resolver) driftOf(ctx context.Context, id string, e *Entry) (ds []Drift, n int, errs []error) {
 	eng := e.Engine
 	switch {
 	case eng.Requested.Git != "" && eng.Commit != "" && eng.Kind != gitsrc.KindCommit:
+		n++
 		ref := eng.Requested.Ref
 		if ref == "" {
 			ref = "HEAD"
@@ -135,20 +137,22 @@ func (r *Resolver) driftOf(ctx context.Context, id string, e *Entry) ([]Drift, [
 			ds = append(ds, Drift{ID: id, Input: DriftEngine, Source: eng.Requested.Git, Ref: ref, Locked: eng.Commit, Upstream: res.Commit})
 		}
 	case eng.NPM != nil && eng.Requested.NPM != "":
-		n, err := r.npmView(ctx, eng.NPM.Package, eng.Requested.NPM)
+		n++
+		v, err := r.npmView(ctx, eng.NPM.Package, eng.Requested.NPM)
 		switch {
 		case err != nil:
 			errs = append(errs, &InputError{ID: id, Input: InputEngine, Err: err})
-		case n.Version != eng.NPM.Version:
-			ds = append(ds, Drift{ID: id, Input: DriftNPM, Source: eng.NPM.Package, Ref: eng.Requested.NPM, Locked: eng.NPM.Version, Upstream: n.Version})
-		case n.Integrity != eng.NPM.Integrity:
+		case v.Version != eng.NPM.Version:
+			ds = append(ds, Drift{ID: id, Input: DriftNPM, Source: eng.NPM.Package, Ref: eng.Requested.NPM, Locked: eng.NPM.Version, Upstream: v.Version})
+		case v.Integrity != eng.NPM.Integrity:
 			// A published version cannot change on the npm registry, but
 			// a mirror registry can serve other bytes under its name.
-			ds = append(ds, Drift{ID: id, Input: DriftNPM, Source: eng.NPM.Package, Ref: eng.Requested.NPM, Locked: eng.NPM.Integrity, Upstream: n.Integrity})
+			ds = append(ds, Drift{ID: id, Input: DriftNPM, Source: eng.NPM.Package, Ref: eng.Requested.NPM, Locked: eng.NPM.Integrity, Upstream: v.Integrity})
 		}
 	}
 	m := e.Model
 	if m.Requested.HF != "" && m.Commit != "" && !hex40.MatchString(strings.ToLower(m.Requested.Revision)) {
+		n++
 		rev := m.Requested.Revision
 		if rev == "" {
 			rev = "main"
@@ -161,7 +165,7 @@ func (r *Resolver) driftOf(ctx context.Context, id string, e *Entry) ([]Drift, [
 			ds = append(ds, Drift{ID: id, Input: DriftModel, Source: m.Requested.HF, Ref: rev, Locked: m.Commit, Upstream: commit})
 		}
 	}
-	return ds, errs
+	return ds, n, errs
 }
 
 // hubRevision resolves a hub revision to its commit, once per repo and
