@@ -62,6 +62,9 @@ type env struct {
 	stdout, stderr io.Writer
 	wd             string
 	config         *config
+	// secrets are the secret values rigor knows ([knownSecrets]); the
+	// output writers remove them, and so does every record written.
+	secrets *redact.Scrubber
 	// warnedDetached is set once the detached HEAD warning was printed.
 	warnedDetached bool
 }
@@ -79,7 +82,7 @@ func Main() int {
 // and recognises the rest by shape (URL credentials, bearer strings,
 // values of secret-looking names and options).
 func Run(args []string, stdout, stderr io.Writer) (code int) {
-	secrets := redact.FromEnviron(os.Environ())
+	secrets := knownSecrets(os.Environ(), os.Getenv)
 	rout, rerr := redact.NewWriter(stdout, secrets), redact.NewWriter(stderr, secrets)
 	defer rerr.Flush()
 	defer rout.Flush()
@@ -130,7 +133,7 @@ func Run(args []string, stdout, stderr io.Writer) (code int) {
 		defer os.Chdir(wd)
 		wd, _ = os.Getwd()
 	}
-	e := &env{stdout: stdout, stderr: stderr, wd: wd}
+	e := &env{stdout: stdout, stderr: stderr, wd: wd, secrets: secrets}
 	cfg := loadConfig()
 	if c.CacheDir != "" {
 		cfg.Cache = c.CacheDir

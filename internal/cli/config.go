@@ -57,5 +57,5 @@ func (e *env) detectRig(ctx context.Context) (*rig.Rig, error) {
 // the configuration filled in.
 func (e *env) runner(root string) *run.Runner {
 	c := e.cfg()
-	return &run.Runner{Root: root, Cache: c.Cache, HFCache: c.HFCache, Getenv: c.Lookup, RigorVersion: Version}
+	return &run.Runner{Root: root, Cache: c.Cache, HFCache: c.HFCache, Getenv: c.Lookup, RigorVersion: Version, Secrets: e.secrets}
 }

@@ -135,6 +135,7 @@ func (c *vetCmd) Run(e *env) error {
 	for _, x := range set.Experiments {
 		points += len(x.Points)
 	}
+	e.warnShortSecrets(set.Experiments)
 	fmt.Fprintf(e.stderr, "rigor: %d %s, %d %s: ok\n", len(set.Experiments), plural(len(set.Experiments), "experiment", "experiments"), points, plural(points, "point", "points"))
 	return nil
 }

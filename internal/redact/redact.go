@@ -716,6 +716,14 @@ func (s *Scrubber) Add(values ...string) {
 	sort.SliceStable(s.values, func(i, j int) bool { return len(s.values[i]) > len(s.values[j]) })
 }
 
+// Merge adds the values another scrubber knows (nil: none).
+func (s *Scrubber) Merge(o *Scrubber) {
+	if o == nil || o == s {
+		return
+	}
+	s.Add(o.Values()...)
+}
+
 // Values returns the known secret values, longest first.
 func (s *Scrubber) Values() []string {
 	if s == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rigorbench/rigor/internal/machine"
 	"github.com/rigorbench/rigor/internal/metric"
+	"github.com/rigorbench/rigor/internal/redact"
 	"github.com/rigorbench/rigor/internal/rig"
 )
 
@@ -28,6 +29,12 @@ const (
 // Run is one execution of one point on one rig: the file
 // results/<experiment id>/<run id>.json.
 type Run struct {
+	// known are the secret values the run carried before it was
+	// redacted, and those its maker was told of ([Run.KnowSecrets]):
+	// never encoded, kept so that every later writer (the raw files, the
+	// record's text as a whole) removes them wherever they appear.
+	known *redact.Scrubber
+
 	Schema       int    `json:"schema"`
 	RigorVersion string `json:"rigorVersion"`
 	// ID names the run: a UTC timestamp plus a short random suffix,

@@ -38,6 +38,7 @@ func Redact(r *Run) {
 // stays as it is, so redacting twice changes nothing.
 func RedactWith(r *Run, fp *Fingerprinter) {
 	s := scrubberOf(r)
+	r.known = s
 	for i := range r.Processes {
 		p := &r.Processes[i]
 		p.Env = redactEnv(p.Env, fp)
@@ -80,6 +81,7 @@ func redactEnv(env map[string]string, fp *Fingerprinter) map[string]string {
 // section, secret option values and URL credentials in their argv.
 func scrubberOf(r *Run) *redact.Scrubber {
 	s := redact.NewScrubber()
+	s.Merge(r.known)
 	for _, p := range r.Processes {
 		for k, v := range p.Env {
 			if !isRedacted(v) {
@@ -98,7 +100,24 @@ func scrubberOf(r *Run) *redact.Scrubber {
 		}
 		s.AddArgv(tree.ExtraArgs)
 	}
+	// URL credentials anywhere in the spec (a git source's userinfo).
+	s.Add(redact.Found(string(r.Spec))...)
 	return s
+}
+
+// KnowSecrets tells the run secret values it does not carry itself (an
+// API key a process got through its SecretEnv, HF_TOKEN, an .npmrc
+// token), so that [RedactWith] and [Store.Write] remove them wherever
+// they appear: in any field of the record and in the raw outputs, an
+// engine printing one bare included. Nothing of s is encoded.
+func (r *Run) KnowSecrets(s *redact.Scrubber) {
+	if s == nil {
+		return
+	}
+	if r.known == nil {
+		r.known = redact.NewScrubber()
+	}
+	r.known.Merge(s)
 }
 
 // collectSecrets returns the secret values a run carries, longest first.

@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rigorbench/rigor/internal/redact"
 )
 
 func TestSecretName(t *testing.T) {
@@ -125,5 +129,67 @@ func TestScrubBytesGzip(t *testing.T) {
 	clean := buf.Bytes()
 	if got := scrubBytes(clean, []string{"absent"}); !bytes.Equal(got, clean) {
 		t.Error("a gzip file without secrets changed")
+	}
+}
+
+// A run redacted before it is written (as the runner does) still scrubs
+// its own secret values, and the values it was told of, wherever they
+// appear bare: in any field of the record (engine.build.gpu), in raw
+// outputs, and inside a gzipped raw file.
+func TestWrite_bareSecrets(t *testing.T) {
+	const (
+		envSecret = "c4n4ry-env-value-1" // a secret-named env value
+		urlSecret = "c4n4ry-url-pass-2"  // a URL password in env
+		toldOf    = "c4n4ry-api-key-3"   // an API key the run was told of
+		gitCred   = "c4n4ry-git-token-4" // userinfo of a git source in the spec
+	)
+	r := testRun("20260508T032753Z-5e1c", "q/base", t0, 10, 11, 12)
+	r.Processes[1].Env["MY_API_TOKEN"] = envSecret
+	r.Processes[1].Env["DATABASE_URL"] = "postgres://u:" + urlSecret + "@db/x"
+	r.Spec = json.RawMessage(`{"engine":{"source":{"git":"http://x:` + gitCred + `@h/e.git"}}}`)
+	r.Engine.Build = &Build{GPU: "GPU " + envSecret + " " + toldOf, CPU: urlSecret}
+	r.Notes = gitCred
+	r.KnowSecrets(redact.NewScrubber(toldOf))
+	Redact(r) // the runner redacts the record before the store sees it
+
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(toldOf + "\n" + envSecret + "\n"))
+	zw.Close()
+	raw := map[string][]byte{
+		"bench.stdout":     []byte(envSecret + "\n" + urlSecret + "\n"),
+		"bench.stderr":     []byte("key " + toldOf + "\n" + gitCred + "\n"),
+		"requests.json.gz": gz.Bytes(),
+	}
+	dir := t.TempDir()
+	path, err := Open(dir).Write(r, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []string{path}
+	rawDir := Open(dir).RawDir(r.Experiment, r.ID)
+	for n := range raw {
+		files = append(files, filepath.Join(rawDir, n))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, ".gz") {
+			zr, err := gzip.NewReader(bytes.NewReader(b))
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if b, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if bytes.Contains(b, []byte("c4n4ry")) {
+			t.Errorf("%s holds a secret:\n%s", filepath.Base(f), b)
+		}
+		if !bytes.Contains(b, []byte(redact.Mark)) {
+			t.Errorf("%s holds no %s:\n%s", filepath.Base(f), redact.Mark, b)
+		}
 	}
 }

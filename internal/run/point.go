@@ -15,6 +15,7 @@ import (
 	"github.com/rigorbench/rigor/engine/all"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/machine"
+	"github.com/rigorbench/rigor/internal/redact"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -57,6 +58,10 @@ type Runner struct {
 	// fingerprint (so that diff can say whether it changed) instead of a
 	// plain <redacted>.
 	Fingerprinter *results.Fingerprinter
+	// Secrets are secret values rigor knows beyond those of the run's own
+	// environment and spec (HF_TOKEN, even from its token file; .npmrc
+	// tokens): each record and its raw outputs are scrubbed of them.
+	Secrets *redact.Scrubber
 	// Rebuild discards a cached engine build and builds again.
 	Rebuild bool
 	// Jobs bounds parallel compile jobs of a build; 0 means the CPUs.
@@ -442,9 +447,31 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 	}
 	verdict := engine.Conclude(e, point, fin)
 
+	// Every secret value the processes had (their environment, the
+	// values they got through SecretEnv, their argv) and those rigor was
+	// told of: the record and raw outputs are scrubbed of each, wherever
+	// the engine printed it.
+	known := redact.NewScrubber()
+	known.Merge(r.Secrets)
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			known.AddEnv(k, v)
+		}
+	}
+	for _, v := range secrets {
+		known.Add(v)
+	}
+	for _, pp := range plan.Processes {
+		for k, v := range pp.Env {
+			known.AddEnv(k, v)
+		}
+		known.AddArgv(pp.Argv)
+	}
+
 	var runs []*PointRun
 	for _, p := range g.points {
 		rec := r.record(prep, p, plan, out, passed, runDir)
+		rec.KnowSecrets(known)
 		rec.Status, rec.Error, rec.LogTail = verdict.Status, verdict.Error, verdict.LogTail
 		rec.Warnings = append(rec.Warnings, verdict.Warnings...)
 		rec.Metrics = verdict.Metrics
