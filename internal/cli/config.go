@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"os"
+	"strings"
 
+	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/rig"
@@ -25,8 +27,10 @@ type config struct {
 	Cache   string
 	HFCache string
 	RigFile string
-	Getenv  func(string) string
-	Lookup  func(string) (string, bool)
+	// GitAuthor is RIGOR_GIT_AUTHOR, trimmed.
+	GitAuthor string
+	Getenv    func(string) string
+	Lookup    func(string) (string, bool)
 }
 
 func loadConfig() config {
@@ -34,6 +38,7 @@ func loadConfig() config {
 	c.Cache = gitsrc.CacheDirFrom(c.Getenv)
 	c.HFCache, _ = hf.CacheDir()
 	c.RigFile = c.Getenv(rig.RigFileEnv)
+	c.GitAuthor = strings.TrimSpace(c.Getenv(gitrepo.AuthorEnv))
 	return c
 }
 

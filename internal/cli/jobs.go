@@ -1,19 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -21,11 +15,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/rigorbench/rigor/internal/gitrepo"
-	"github.com/rigorbench/rigor/internal/gitsrc"
-	"github.com/rigorbench/rigor/internal/logtail"
 	"github.com/rigorbench/rigor/internal/results"
-	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/slurm"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -71,24 +61,7 @@ Examples:
 }
 
 // jobRow is one task of a batch as rigor jobs shows it, and its JSON form.
-type jobRow struct {
-	Batch  string `json:"batch"`
-	Job    string `json:"job"`
-	Point  string `json:"point"`
-	Round  int    `json:"round"`
-	State  string `json:"state"`
-	Reason string `json:"reason,omitempty"`
-	Node   string `json:"node,omitempty"`
-	// Status and Run name the record the job produced (or rigor jobs
-	// wrote for it); Record is its path relative to the module.
-	Status string `json:"status,omitempty"`
-	Run    string `json:"run,omitempty"`
-	Record string `json:"record,omitempty"`
-	// Synced reports whether the record is in this checkout yet.
-	Synced bool   `json:"synced"`
-	Error  string `json:"error,omitempty"`
-	Tail   string `json:"tail,omitempty"`
-}
+type jobRow = slurm.JobStatus
 
 func (c *jobsListCmd) Run(e *env) error {
 	root, err := spec.FindRoot(e.wd)
@@ -104,7 +77,13 @@ func (c *jobsListCmd) Run(e *env) error {
 	interactive := term.IsTerminal(int(os.Stderr.Fd()))
 	var rows []jobRow
 	for {
-		rows, err = refreshJobs(ctx, e, root, batches, c.Tail)
+		rows, err = slurm.Refresh(ctx, slurm.RefreshOptions{Root: root, Batches: batches, Tail: c.Tail, Version: Version, Warn: e.warn,
+			Recorded: func(job, point, why, path string) {
+				fmt.Fprintf(e.stderr, "rigor: %s (%s): %s → %s\n", job, point, why, filepath.ToSlash(relTo(path, e.wd)))
+			}})
+		if err != nil && ctx.Err() == nil {
+			err = explainSlurm(err, nil)
+		}
 		if err != nil && ctx.Err() != nil {
 			return stoppedWaiting(e, interactive)
 		}
@@ -231,143 +210,6 @@ func findBatch(all []*slurm.Batch, a string) *slurm.Batch {
 	return nil
 }
 
-// refreshJobs reads the state of every task of the batches from Slurm and
-// from what the jobs wrote, and records the tasks whose job ended without
-// recording a run.
-func refreshJobs(ctx context.Context, e *env, root string, batches []*slurm.Batch, tail int) ([]jobRow, error) {
-	store := results.Open(root)
-	client := &slurm.Client{}
-	var rows []jobRow
-	for _, b := range batches {
-		res := make([]*slurm.TaskResult, len(b.Tasks))
-		settled := true
-		for i := range b.Tasks {
-			r, err := b.Result(i)
-			if err != nil {
-				e.warn([]error{err})
-			}
-			res[i] = r
-			if r == nil || r.SlurmState == "" {
-				settled = false
-			}
-		}
-		jobs := map[int]slurm.Job{}
-		if !settled {
-			js, err := client.Jobs(ctx, []string{b.JobID})
-			if err != nil {
-				return nil, explainSlurm(err, nil)
-			}
-			for _, j := range js {
-				if len(b.Tasks) == 1 && j.ArrayTask == "" {
-					jobs[0] = j
-				}
-				for _, t := range j.Tasks() {
-					jobs[t] = j
-				}
-			}
-		}
-		for i, t := range b.Tasks {
-			row := jobRow{Batch: b.ID, Job: b.JobIDOf(i), Point: t.Point, Round: t.Round}
-			r := res[i]
-			j, known := jobs[i]
-			switch {
-			case known:
-				row.State, row.Reason, row.Node = j.State, j.Reason, j.Nodes
-			case r != nil && r.SlurmState != "":
-				row.State = r.SlurmState
-			default:
-				// Slurm has forgotten the job (or never ran it) and no
-				// accounting remembers it.
-				row.State = "UNKNOWN"
-			}
-			if slurm.TerminalState(row.State) {
-				if r == nil {
-					var err error
-					r, err = recordLostJob(ctx, e, store, b, i, j, row.State, tail)
-					if err != nil {
-						return nil, err
-					}
-				} else if r.SlurmState == "" {
-					r.SlurmState = row.State
-					if err := b.SetResult(r); err != nil {
-						e.warn([]error{err})
-					}
-				}
-			}
-			if r != nil {
-				row.Status, row.Run, row.Record, row.Error, row.Node = r.Status, r.RunID, r.Record, r.Error, firstNonEmpty(row.Node, r.Node)
-				if r.Record != "" {
-					_, err := os.Stat(filepath.Join(root, filepath.FromSlash(r.Record)))
-					row.Synced = err == nil
-				}
-				if r.Pushed == "" && r.Status != results.StatusOK {
-					row.Tail = b.Tail(i, tail)
-				}
-			}
-			rows = append(rows, row)
-		}
-	}
-	return rows, nil
-}
-
-// slurmStatus maps a final Slurm state to a record status.
-func slurmStatus(state string) string {
-	switch state {
-	case "COMPLETED":
-		// The job ended well but published nothing: still not a result.
-		return results.StatusFailed
-	case "CANCELLED", "PREEMPTED", "DEADLINE":
-		return results.StatusInterrupted
-	case "TIMEOUT":
-		return results.StatusTimeout
-	case "NODE_FAIL", "BOOT_FAIL", "OUT_OF_MEMORY":
-		return results.StatusCrashed
-	}
-	return results.StatusFailed
-}
-
-// recordLostJob records task i of b, whose job ended (state) without a
-// record of its own, in this module's results, and commits it.
-func recordLostJob(ctx context.Context, e *env, store *results.Store, b *slurm.Batch, i int, j slurm.Job, state string, tail int) (*slurm.TaskResult, error) {
-	t := b.Tasks[i]
-	now := time.Now().UTC()
-	msg := fmt.Sprintf("slurm job %s ended %s before recording a run", b.JobIDOf(i), state)
-	if j.ID != "" {
-		msg = fmt.Sprintf("slurm job %s ended %s (exit %d:%d", b.JobIDOf(i), state, j.ExitCode, j.Signal)
-		if j.Reason != "" {
-			msg += ", " + j.Reason
-		}
-		msg += ") before recording a run"
-	}
-	if state == "UNKNOWN" {
-		msg = fmt.Sprintf("slurm no longer knows job %s and it recorded no run", b.JobIDOf(i))
-	}
-	run := &results.Run{
-		RigorVersion: Version, ID: results.NewRunID(now), Experiment: b.Experiment, Point: t.Point,
-		Start: b.Submitted, End: now, Status: slurmStatus(state), Error: msg,
-		LogTail: b.Tail(i, max(tail, 20)),
-		Labels:  []string{"slurm"},
-		Notes:   fmt.Sprintf("recorded by rigor jobs from Slurm's account: batch %s, job %s, round %d", b.ID, b.JobIDOf(i), t.Round),
-	}
-	path, err := store.Write(run, nil)
-	if err != nil {
-		return nil, fmt.Errorf("recording job %s: %w", b.JobIDOf(i), err)
-	}
-	rel, _ := filepath.Rel(store.Root, path)
-	r := &slurm.TaskResult{Index: i, JobID: b.JobIDOf(i), Node: j.Nodes, Status: run.Status, RunID: run.ID,
-		Record: filepath.ToSlash(rel), SlurmState: state, Error: msg}
-	if err := b.SetResult(r); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(e.stderr, "rigor: %s (%s): %s → %s\n", b.JobIDOf(i), t.Point, msg, filepath.ToSlash(relTo(path, e.wd)))
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if _, err := store.Commit(cctx, []string{path}, fmt.Sprintf("rigor jobs: %s: %s\n\nrun %s", t.Point, run.Status, run.ID)); err != nil && !errors.Is(err, gitrepo.ErrNotRepository) {
-		fmt.Fprintf(e.stderr, "rigor: warning: the record is kept at %s but was not committed: %v\n", rel, err)
-	}
-	return r, nil
-}
-
 type jobsCancelCmd struct {
 	Jobs []string `arg:"" name:"batch" help:"Batch ids, Slurm job ids or array tasks (1234_2) submitted from this module."`
 }
@@ -414,8 +256,6 @@ func (c *jobsCancelCmd) Run(e *env) error {
 type jobsTaskCmd struct {
 	Dir   string `arg:"" help:"The batch's directory."`
 	Index int    `arg:"" help:"The task's index ($SLURM_ARRAY_TASK_ID)."`
-
-	signalled func() bool
 }
 
 func (c *jobsTaskCmd) Run(e *env) error {
@@ -423,266 +263,15 @@ func (c *jobsTaskCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if c.Index < 0 || c.Index >= len(b.Tasks) {
-		return fmt.Errorf("task %d: the batch has tasks 0 to %d", c.Index, len(b.Tasks)-1)
+	cfg := e.cfg()
+	task := &slurm.NodeTask{
+		Batch: b, Index: c.Index, Version: Version, Log: e.stderr,
+		Node: cfg.Getenv("SLURMD_NODENAME"), JobID: cfg.Getenv("SLURM_JOB_ID"), JobGPUs: cfg.Getenv("SLURM_JOB_GPUS"),
+		Cache: cfg.Cache, RigFile: cfg.RigFile, Environ: os.Environ(),
 	}
-	t := b.Tasks[c.Index]
-	jobID := b.JobIDOf(c.Index)
-	node := os.Getenv("SLURMD_NODENAME")
-	// rigor run records SIGTERM (scancel, the time limit) as an
-	// interrupted run; this process stays to publish it.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	c.signalled = func() bool { return len(sig) > 0 }
-	ctx := context.Background()
-	fmt.Fprintf(e.stderr, "rigor: job %s on %s: %s (round %d) at %s\n", jobID, dash(node), t.Point, t.Round, shortHash(b.Commit))
-
-	// Node-local scratch: the clone, and the job's rig beside it (not in
-	// the clone, which must stay clean).
-	tmp, err := os.MkdirTemp("", "rigor-job-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	work := filepath.Join(tmp, "module")
-	clone := exec.CommandContext(ctx, "git", "clone", "--quiet", "--no-checkout", b.Module, work)
-	if out, err := clone.CombinedOutput(); err != nil {
-		return c.fail(ctx, e, b, work, fmt.Sprintf("cloning the module: %v: %s", err, strings.TrimSpace(string(out))), "")
-	}
-	checkout := exec.CommandContext(ctx, "git", "-C", work, "checkout", "--quiet", "--detach", b.Commit)
-	if out, err := checkout.CombinedOutput(); err != nil {
-		return c.fail(ctx, e, b, work, fmt.Sprintf("checking out %s: %v: %s", shortHash(b.Commit), err, strings.TrimSpace(string(out))), "")
-	}
-
-	var stdout, stderr bytes.Buffer
-	args := append([]string{"-C", work, "run", t.Point, "--no-commit", "--json"}, b.RunArgs...)
-	run := exec.CommandContext(ctx, b.Rigor, args...)
-	if f, note := allocatedRig(ctx, tmp); f != "" {
-		run.Env = append(os.Environ(), rig.RigFileEnv+"="+f)
-		fmt.Fprintf(e.stderr, "rigor: %s\n", note)
-	}
-	run.Stdout = &stdout
-	run.Stderr = io.MultiWriter(e.stderr, &stderr)
-	runErr := run.Run()
-	var runs []*results.Run
-	if err := json.Unmarshal(stdout.Bytes(), &runs); err != nil || len(runs) == 0 {
-		// No record: rigor run refused (the node's rig does not meet
-		// #requires, a lock problem) or died. Record that.
-		why := lastError(stderr.String())
-		if why == "" {
-			why = fmt.Sprintf("rigor run exited without a record (%v)", runErr)
-		}
-		return c.fail(ctx, e, b, work, why, logtail.Lines(stderr.Bytes(), 20))
-	}
-	if c.signalled() {
-		c.annotateStop(ctx, e, results.Open(work), runs)
-	}
-	return c.publish(ctx, e, b, work, runs)
-}
-
-// allocatedRig narrows the node's rig to the GPUs Slurm gave the job
-// (SLURM_JOB_GPUS, the GRES indices), so that #requires' gpu.count is
-// checked against the job's GPUs rather than the node's: a 1-GPU job on an
-// 8-GPU node. It writes that rig into dir and returns its path and a note,
-// or "" when there is nothing to narrow (no GPUs allocated, or no more
-// detected than allocated). GPUs are matched by index; when the indices do
-// not match the detected ones, the first N are kept.
-func allocatedRig(ctx context.Context, dir string) (string, string) {
-	var want []int
-	for _, f := range strings.Split(os.Getenv("SLURM_JOB_GPUS"), ",") {
-		if i, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
-			want = append(want, i)
-		}
-	}
-	if len(want) == 0 {
-		return "", ""
-	}
-	r, err := rig.Detect(ctx, rig.DetectOptions{RigFile: os.Getenv(rig.RigFileEnv), Cache: gitsrc.CacheDir()})
-	if err != nil || len(r.Accelerators) <= len(want) {
-		return "", ""
-	}
-	var kept []rig.GPU
-	for _, g := range r.Accelerators {
-		if slices.Contains(want, g.Index) {
-			kept = append(kept, g)
-		}
-	}
-	if len(kept) != len(want) {
-		kept = r.Accelerators[:len(want)]
-	}
-	n := *r
-	n.Accelerators = kept
-	// The summary is derived again from the GPUs kept.
-	n.AcceleratorsPerNode, n.AcceleratorModelName, n.AcceleratorMemoryCapacityGB, n.AcceleratorDriverVersion = 0, "", 0, ""
-	data, err := json.Marshal(&n)
-	if err != nil {
-		return "", ""
-	}
-	path := filepath.Join(dir, "rig.json")
-	if os.WriteFile(path, data, 0o644) != nil {
-		return "", ""
-	}
-	return path, fmt.Sprintf("the job has %d of the node's %d GPUs (SLURM_JOB_GPUS=%s): #requires is checked against those", len(kept), len(r.Accelerators), os.Getenv("SLURM_JOB_GPUS"))
-}
-
-// stopState asks Slurm why this job got a signal: TIMEOUT (its time
-// limit), CANCELLED (scancel), or "" when Slurm does not say.
-func stopState(ctx context.Context) string {
-	id := os.Getenv("SLURM_JOB_ID")
-	if id == "" {
-		return ""
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	jobs, err := (&slurm.Client{Timeout: 5 * time.Second}).Jobs(ctx, []string{id})
-	if err != nil || len(jobs) == 0 {
-		return ""
-	}
-	// While its processes are being signalled the job may show as
-	// COMPLETING; the reason still tells a time limit.
-	switch j := jobs[0]; {
-	case j.State == "TIMEOUT" || j.Reason == "TimeLimit":
-		return "TIMEOUT"
-	case j.State == "CANCELLED" || j.State == "COMPLETING":
-		return "CANCELLED"
-	}
-	return ""
-}
-
-// annotateStop says in the records rigor run wrote after Slurm signalled
-// the job why Slurm stopped the run: its time limit (status timeout) or
-// scancel (status interrupted). The records are this job's own and not yet
-// published.
-func (c *jobsTaskCmd) annotateStop(ctx context.Context, e *env, store *results.Store, runs []*results.Run) {
-	state := stopState(ctx)
-	for _, r := range runs {
-		// Slurm signals every process of the job, the engine too: a
-		// bench killed by that signal is a run Slurm stopped, not a
-		// failure of the engine.
-		if r.Status == results.StatusOK {
-			continue
-		}
-		path := store.RecordPath(r.Experiment, r.ID)
-		rec, err := results.Load(path)
-		if err != nil {
-			continue
-		}
-		switch state {
-		case "TIMEOUT":
-			rec.Status = results.StatusTimeout
-			rec.Error = joinNonEmpty("slurm's time limit (--time) was reached", rec.Error)
-		case "CANCELLED":
-			rec.Status = results.StatusInterrupted
-			rec.Error = joinNonEmpty("cancelled in slurm (scancel)", rec.Error)
-		default:
-			continue
-		}
-		data, err := results.Encode(rec)
-		if err != nil {
-			continue
-		}
-		tmp := path + ".tmp"
-		if os.WriteFile(tmp, data, 0o644) == nil && os.Rename(tmp, path) == nil {
-			r.Status, r.Error = rec.Status, rec.Error
-		}
-	}
-}
-
-func joinNonEmpty(a, b string) string {
-	if b == "" {
-		return a
-	}
-	return a + ": " + b
-}
-
-// fail records the task as a failed run with why and the log tail, and
-// publishes it.
-func (c *jobsTaskCmd) fail(ctx context.Context, e *env, b *slurm.Batch, work, why, logTail string) error {
-	t := b.Tasks[c.Index]
-	now := time.Now().UTC()
-	status := results.StatusFailed
-	if c.signalled != nil && c.signalled() {
-		// scancel or the time limit stopped the job before rigor run
-		// recorded anything (while cloning, building, installing).
-		switch stopState(ctx) {
-		case "TIMEOUT":
-			status, why = results.StatusTimeout, "slurm's time limit (--time) was reached before the run: "+why
-		default:
-			status, why = results.StatusInterrupted, "cancelled in slurm before the run: "+why
-		}
-	}
-	run := &results.Run{
-		RigorVersion: Version, ID: results.NewRunID(now), Experiment: b.Experiment, Point: t.Point,
-		Start: now, End: now, Status: status, Error: why, LogTail: logTail,
-		Labels: []string{"slurm"},
-		Notes:  fmt.Sprintf("slurm batch %s, job %s on %s, round %d", b.ID, b.JobIDOf(c.Index), dash(os.Getenv("SLURMD_NODENAME")), t.Round),
-	}
-	if _, err := os.Stat(filepath.Join(work, ".git")); err != nil {
-		// Not even a clone: record it beside the batch only.
-		r := &slurm.TaskResult{Index: c.Index, JobID: b.JobIDOf(c.Index), Node: os.Getenv("SLURMD_NODENAME"), Status: run.Status, Error: why}
-		b.SetResult(r)
-		return errors.New(why)
-	}
-	if _, err := results.Open(work).Write(run, nil); err != nil {
-		return fmt.Errorf("recording the failure (%s): %w", why, err)
-	}
-	return c.publish(ctx, e, b, work, []*results.Run{run})
-}
-
-// publish pushes the runs' records to the batch's results branch and
-// writes the task's result beside the batch.
-func (c *jobsTaskCmd) publish(ctx context.Context, e *env, b *slurm.Batch, work string, runs []*results.Run) error {
-	store := results.Open(work)
-	var paths []string
-	for _, r := range runs {
-		for _, p := range []string{store.RecordPath(r.Experiment, r.ID), store.RawDir(r.Experiment, r.ID)} {
-			if _, err := os.Stat(p); err == nil {
-				rel, _ := filepath.Rel(work, p)
-				paths = append(paths, filepath.ToSlash(rel))
-			}
-		}
-	}
-	first := runs[0]
-	t := b.Tasks[c.Index]
-	msg := fmt.Sprintf("rigor run %s: %s\n\nrun %s, slurm job %s (batch %s, round %d)", t.Point, first.Status, first.ID, b.JobIDOf(c.Index), b.ID, t.Round)
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	commit, err := gitrepo.Publish(pctx, work, gitrepo.PublishOptions{
-		Remote: b.Remote, Branch: b.Branch, Base: b.Commit, Paths: paths, Message: msg, Author: b.Author,
-	})
-	r := &slurm.TaskResult{Index: c.Index, JobID: b.JobIDOf(c.Index), Node: os.Getenv("SLURMD_NODENAME"),
-		Status: first.Status, RunID: first.ID, Record: paths[0], Pushed: commit, Error: first.Error}
-	if err != nil {
-		r.Error = "publishing the record: " + err.Error()
-		r.Status = results.StatusFailed
-		b.SetResult(r)
-		return fmt.Errorf("publishing the record of %s: %w", t.Point, err)
-	}
-	if err := b.SetResult(r); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stderr, "rigor: %s: %s → %s on %s (%s)\n", t.Point, first.Status, paths[0], b.Branch, shortHash(commit))
-	if first.Status != results.StatusOK {
+	err = task.Run(context.Background())
+	if errors.Is(err, slurm.ErrRunFailed) {
 		return quietError{code: ExitRunFailed}
 	}
-	return nil
-}
-
-// lastError returns the messages of the last "rigor: error:" lines of a
-// rigor run's stderr.
-func lastError(s string) string {
-	var errs []string
-	for _, l := range strings.Split(s, "\n") {
-		if m, ok := strings.CutPrefix(l, "rigor: error: "); ok {
-			errs = append(errs, m)
-		}
-	}
-	return strings.Join(errs, "; ")
-}
-
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
+	return err
 }

@@ -65,7 +65,7 @@ func (c *resultsSyncCmd) Run(e *env) error {
 			if n := records(s.Added); len(s.Added) > 0 {
 				what = fmt.Sprintf("merged %d %s", n, plural(n, "record", "records"))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Branch, shortHash(s.Commit), what)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Branch, gitrepo.ShortHash(s.Commit), what)
 		}
 		tw.Flush()
 		fmt.Fprintf(e.stderr, "rigor: %d results %s from %s, %d new %s\n", len(synced), plural(len(synced), "branch", "branches"), remote, records(allAdded(synced)), plural(records(allAdded(synced)), "record", "records"))

@@ -13,7 +13,6 @@ import (
 
 	cueerrors "cuelang.org/go/cue/errors"
 
-	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/slurm"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -29,10 +28,6 @@ type slurmFlags struct {
 	Rounds    int      `default:"1" placeholder:"K" help:"Run every listed experiment or point K times, in rounds: each round runs each once, in an order shuffled per round (with --slurm: one job per point and round, rounds interleaved)."`
 	Remote    string   `help:"The git remote the jobs push their records to (default: slurm.cue's remote, else origin)." group:"Slurm"`
 }
-
-// slurmInputs are the module paths whose committed state the jobs run:
-// they must be committed, since each job clones the module at HEAD.
-var slurmInputs = []string{spec.ExperimentsDir, "lockfiles", "cue.mod", "patches", slurm.ConfigFile}
 
 func (c *runCmd) submitSlurm(e *env) error {
 	if c.DryRun || c.IgnoreRequires || c.NoCommit || c.Offline || c.Timeout != 0 {
@@ -73,64 +68,29 @@ func (c *runCmd) submitSlurm(e *env) error {
 		fmt.Fprintf(e.stderr, "rigor: warning: #requires.%s is not mapped to a Slurm feature in %s: each job checks it on its node (and records a failed run where it is not met)\n", n, slurm.ConfigFile)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	commit, remoteName, remoteURL, author, err := slurmGit(ctx, root, c.Remote, cfg.Remote)
-	if err != nil {
-		return err
-	}
 	rigorPath, err := selfPath()
 	if err != nil {
 		return err
 	}
-
-	b := &slurm.Batch{
-		ID: slurm.NewBatchID(time.Now()), Experiment: x.ID, Submitted: time.Now().UTC().Truncate(time.Second),
-		Module: root, Commit: commit, Remote: remoteURL, Rigor: rigorPath, Author: author,
+	var ids []string
+	for _, p := range points {
+		ids = append(ids, p.ID)
 	}
-	b.Branch = gitrepo.ResultsBranchPrefix + b.ID
-	b.Dir = slurm.BatchDir(root, b.ID)
-	for r := 1; r <= c.Rounds; r++ {
-		for _, p := range points {
-			b.Tasks = append(b.Tasks, slurm.Task{Index: len(b.Tasks), Point: p.ID, Round: r})
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sub, err := slurm.Submit(ctx, slurm.SubmitOptions{
+		Root: root, Experiment: x.ID, Points: ids, Rounds: c.Rounds, Config: cfg, Request: *req,
+		Partition: c.Partition, Account: c.Account, Time: c.Time, SbatchArgs: c.SbatchArg,
+		Remote: c.Remote, Rigor: rigorPath, Author: e.cfg().GitAuthor,
+	})
+	var he *slurm.HintError
+	if errors.As(err, &he) {
+		return withHint(err, he.Hint)
 	}
-	script := &slurm.Script{
-		Name:      "rigor:" + x.ID,
-		Partition: firstNonEmpty(c.Partition, cfg.Partition),
-		Account:   firstNonEmpty(c.Account, cfg.Account),
-		Time:      firstNonEmpty(c.Time, cfg.Time),
-		Tasks:     len(b.Tasks),
-		Output:    b.OutputPattern(),
-		Workdir:   root,
-		Request:   *req,
-		Extra:     append(append([]string(nil), cfg.SbatchArgs...), c.SbatchArg...),
-		Command:   []string{rigorPath, "jobs", "task", b.Dir},
-	}
-	if err := script.Check(); err != nil {
-		return withHint(err, "pass sbatch options whole, e.g. --sbatch-arg=--qos=bench")
-	}
-	// Nothing Slurm cannot run is submitted: ask first.
-	estimate, err := (&slurm.Client{}).TestOnly(ctx, script)
 	if err != nil {
 		return explainSlurm(err, x)
 	}
-	b.Args = script.Args()
-	if err := b.Create(root); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(b.Dir, "job.sh"), []byte(script.Render()), 0o644); err != nil {
-		return fmt.Errorf("writing the batch script: %w", err)
-	}
-	id, err := (&slurm.Client{}).Submit(ctx, script)
-	if err != nil {
-		os.RemoveAll(b.Dir)
-		return explainSlurm(err, x)
-	}
-	b.JobID = id
-	if err := b.Save(); err != nil {
-		return fmt.Errorf("the jobs are submitted (Slurm job %s) but their batch was not saved: %w", id, err)
-	}
+	b, estimate, remoteName, id := sub.Batch, sub.Estimate, sub.RemoteName, sub.Batch.JobID
 	fmt.Fprintf(e.stderr, "rigor: slurm: %s\n", estimate)
 	fmt.Fprintf(e.stderr, "rigor: submitted %s: %d %s (%d %s × %d %s) as Slurm job %s; records go to %s of %s\n",
 		x.ID, len(b.Tasks), plural(len(b.Tasks), "job", "jobs"), len(points), plural(len(points), "point", "points"),
@@ -162,55 +122,6 @@ func explainSlurm(err error, x *spec.Experiment) error {
 			"the request comes from "+what+" and "+slurm.ConfigFile+"; 'sinfo -o \"%N %G %f %m %c\"' lists what the nodes have")
 	}
 	return err
-}
-
-// slurmGit checks that the jobs can clone what is committed and push their
-// records: the module is a git repository, its inputs are committed, and
-// the remote exists. It returns HEAD, the remote's name and URL, and the
-// author of the jobs' commits.
-func slurmGit(ctx context.Context, root, flagRemote, cfgRemote string) (commit, name, url, author string, err error) {
-	git := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = root
-		out, err := cmd.Output()
-		return strings.TrimSpace(string(out)), err
-	}
-	if _, err := exec.LookPath("git"); err != nil {
-		return "", "", "", "", withHint(errors.New("--slurm needs git: each job clones the module and pushes its record"), "install git")
-	}
-	commit, err = git("rev-parse", "--verify", "HEAD^{commit}")
-	if err != nil {
-		return "", "", "", "", withHint(errors.New("the module is not a git repository with a commit: each Slurm job clones the module at HEAD"), "git init, then commit the experiments and lockfiles")
-	}
-	dirty, _ := git(append([]string{"status", "--porcelain", "--"}, slurmInputs...)...)
-	if dirty != "" {
-		files := strings.Split(dirty, "\n")
-		for i, f := range files {
-			files[i] = strings.TrimSpace(f)
-		}
-		return "", "", "", "", withHint(fmt.Errorf("uncommitted changes the jobs would not see: %s", strings.Join(files, ", ")),
-			"each job clones the module at HEAD: commit them (git commit -a) and submit again")
-	}
-	name = firstNonEmpty(flagRemote, cfgRemote, "origin")
-	url, err = git("remote", "get-url", name)
-	if err != nil || url == "" {
-		return "", "", "", "", withHint(fmt.Errorf("the module has no git remote %q: the jobs push their records to it", name),
-			"git remote add "+name+" URL (a bare repository on storage the nodes share will do), or --remote NAME")
-	}
-	if !strings.Contains(url, "://") && !strings.Contains(url, "@") && !filepath.IsAbs(url) {
-		url = filepath.Join(root, url) // a relative path is relative to the module
-	}
-	author = strings.TrimSpace(os.Getenv(gitrepo.AuthorEnv))
-	if author == "" {
-		n, _ := git("config", "user.name")
-		m, _ := git("config", "user.email")
-		if n != "" && m != "" {
-			author = n + " <" + m + ">"
-		} else {
-			author = gitrepo.DefaultAuthor
-		}
-	}
-	return commit, name, url, author, nil
 }
 
 // selfPath is the path of this rigor executable as the jobs should run it:

@@ -230,6 +230,14 @@ func (g *Repo) commit(ctx context.Context, paths []string, msg string) (string, 
 	return hash.String(), nil
 }
 
+// ShortHash is a commit hash cut to 12 characters, as rigor prints them.
+func ShortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
 func ensureNewline(s string) string {
 	if !strings.HasSuffix(s, "\n") {
 		return s + "\n"

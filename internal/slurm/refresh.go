@@ -1,0 +1,195 @@
+package slurm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rigorbench/rigor/internal/gitrepo"
+	"github.com/rigorbench/rigor/internal/results"
+)
+
+// JobStatus is one task of a batch as rigor jobs shows it, and its JSON
+// form.
+type JobStatus struct {
+	Batch  string `json:"batch"`
+	Job    string `json:"job"`
+	Point  string `json:"point"`
+	Round  int    `json:"round"`
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	Node   string `json:"node,omitempty"`
+	// Status and Run name the record the job produced (or rigor jobs
+	// wrote for it); Record is its path relative to the module.
+	Status string `json:"status,omitempty"`
+	Run    string `json:"run,omitempty"`
+	Record string `json:"record,omitempty"`
+	// Synced reports whether the record is in this checkout yet.
+	Synced bool   `json:"synced"`
+	Error  string `json:"error,omitempty"`
+	Tail   string `json:"tail,omitempty"`
+}
+
+// RefreshOptions say which batches [Refresh] reads and where it reports.
+type RefreshOptions struct {
+	// Root is the module's root.
+	Root    string
+	Batches []*Batch
+	// Tail is the number of output lines kept for a job that ended
+	// without recording a run.
+	Tail int
+	// Version is rigor's version, for the records Refresh writes.
+	Version string
+	// Recorded is told of each record Refresh writes for a job that ended
+	// without one: the job, its point, why, and the record's path.
+	Recorded func(job, point, why, path string)
+	// Warn receives what went wrong without stopping the refresh.
+	Warn func([]error)
+}
+
+// Refresh reads the state of every task of the batches from Slurm and
+// from what the jobs wrote, and records the tasks whose job ended without
+// recording a run.
+func Refresh(ctx context.Context, o RefreshOptions) ([]JobStatus, error) {
+	e := &o
+	if e.Warn == nil {
+		e.Warn = func([]error) {}
+	}
+	store := results.Open(o.Root)
+	client := &Client{}
+	var rows []JobStatus
+	root, tail := o.Root, o.Tail
+	for _, b := range o.Batches {
+		res := make([]*TaskResult, len(b.Tasks))
+		settled := true
+		for i := range b.Tasks {
+			r, err := b.Result(i)
+			if err != nil {
+				e.Warn([]error{err})
+			}
+			res[i] = r
+			if r == nil || r.SlurmState == "" {
+				settled = false
+			}
+		}
+		jobs := map[int]Job{}
+		if !settled {
+			js, err := client.Jobs(ctx, []string{b.JobID})
+			if err != nil {
+				return nil, err
+			}
+			for _, j := range js {
+				if len(b.Tasks) == 1 && j.ArrayTask == "" {
+					jobs[0] = j
+				}
+				for _, t := range j.Tasks() {
+					jobs[t] = j
+				}
+			}
+		}
+		for i, t := range b.Tasks {
+			row := JobStatus{Batch: b.ID, Job: b.JobIDOf(i), Point: t.Point, Round: t.Round}
+			r := res[i]
+			j, known := jobs[i]
+			switch {
+			case known:
+				row.State, row.Reason, row.Node = j.State, j.Reason, j.Nodes
+			case r != nil && r.SlurmState != "":
+				row.State = r.SlurmState
+			default:
+				// Slurm has forgotten the job (or never ran it) and no
+				// accounting remembers it.
+				row.State = "UNKNOWN"
+			}
+			if TerminalState(row.State) {
+				if r == nil {
+					var err error
+					r, err = recordLostJob(ctx, e, store, b, i, j, row.State, tail)
+					if err != nil {
+						return nil, err
+					}
+				} else if r.SlurmState == "" {
+					r.SlurmState = row.State
+					if err := b.SetResult(r); err != nil {
+						e.Warn([]error{err})
+					}
+				}
+			}
+			if r != nil {
+				row.Status, row.Run, row.Record, row.Error, row.Node = r.Status, r.RunID, r.Record, r.Error, firstNonEmpty(row.Node, r.Node)
+				if r.Record != "" {
+					_, err := os.Stat(filepath.Join(root, filepath.FromSlash(r.Record)))
+					row.Synced = err == nil
+				}
+				if r.Pushed == "" && r.Status != results.StatusOK {
+					row.Tail = b.Tail(i, tail)
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows, nil
+}
+
+// slurmStatus maps a final Slurm state to a record status.
+func slurmStatus(state string) string {
+	switch state {
+	case "COMPLETED":
+		// The job ended well but published nothing: still not a result.
+		return results.StatusFailed
+	case "CANCELLED", "PREEMPTED", "DEADLINE":
+		return results.StatusInterrupted
+	case "TIMEOUT":
+		return results.StatusTimeout
+	case "NODE_FAIL", "BOOT_FAIL", "OUT_OF_MEMORY":
+		return results.StatusCrashed
+	}
+	return results.StatusFailed
+}
+
+// recordLostJob records task i of b, whose job ended (state) without a
+// record of its own, in this module's results, and commits it.
+func recordLostJob(ctx context.Context, e *RefreshOptions, store *results.Store, b *Batch, i int, j Job, state string, tail int) (*TaskResult, error) {
+	t := b.Tasks[i]
+	now := time.Now().UTC()
+	msg := fmt.Sprintf("slurm job %s ended %s before recording a run", b.JobIDOf(i), state)
+	if j.ID != "" {
+		msg = fmt.Sprintf("slurm job %s ended %s (exit %d:%d", b.JobIDOf(i), state, j.ExitCode, j.Signal)
+		if j.Reason != "" {
+			msg += ", " + j.Reason
+		}
+		msg += ") before recording a run"
+	}
+	if state == "UNKNOWN" {
+		msg = fmt.Sprintf("slurm no longer knows job %s and it recorded no run", b.JobIDOf(i))
+	}
+	run := &results.Run{
+		RigorVersion: e.Version, ID: results.NewRunID(now), Experiment: b.Experiment, Point: t.Point,
+		Start: b.Submitted, End: now, Status: slurmStatus(state), Error: msg,
+		LogTail: b.Tail(i, max(tail, 20)),
+		Labels:  []string{"slurm"},
+		Notes:   fmt.Sprintf("recorded by rigor jobs from Slurm's account: batch %s, job %s, round %d", b.ID, b.JobIDOf(i), t.Round),
+	}
+	path, err := store.Write(run, nil)
+	if err != nil {
+		return nil, fmt.Errorf("recording job %s: %w", b.JobIDOf(i), err)
+	}
+	rel, _ := filepath.Rel(store.Root, path)
+	r := &TaskResult{Index: i, JobID: b.JobIDOf(i), Node: j.Nodes, Status: run.Status, RunID: run.ID,
+		Record: filepath.ToSlash(rel), SlurmState: state, Error: msg}
+	if err := b.SetResult(r); err != nil {
+		return nil, err
+	}
+	if e.Recorded != nil {
+		e.Recorded(b.JobIDOf(i), t.Point, msg, path)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if _, err := store.Commit(cctx, []string{path}, fmt.Sprintf("rigor jobs: %s: %s\n\nrun %s", t.Point, run.Status, run.ID)); err != nil && !errors.Is(err, gitrepo.ErrNotRepository) {
+		e.Warn([]error{fmt.Errorf("the record is kept at %s but was not committed: %v", rel, err)})
+	}
+	return r, nil
+}

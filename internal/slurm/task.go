@@ -1,0 +1,317 @@
+package slurm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rigorbench/rigor/internal/gitrepo"
+	"github.com/rigorbench/rigor/internal/logtail"
+	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/rig"
+)
+
+// ErrRunFailed is returned by [NodeTask.Run] when the task's run was
+// recorded and published but did not succeed.
+var ErrRunFailed = errors.New("the run did not succeed (recorded)")
+
+// NodeTask is one task of a batch on its Slurm node (`rigor jobs task`):
+// clone the module at the submitted commit, run the point there, publish
+// the record to the results branch. Everything it needs from the
+// environment is a field, read by the caller.
+type NodeTask struct {
+	Batch *Batch
+	Index int
+	// Version is rigor's version, for the records the task writes itself.
+	Version string
+	// Log receives the task's progress and the run's stderr.
+	Log io.Writer
+	// Node is SLURMD_NODENAME, JobID SLURM_JOB_ID, JobGPUs SLURM_JOB_GPUS.
+	Node, JobID, JobGPUs string
+	// Cache and RigFile are rigor's cache and RIGOR_RIG_FILE, for
+	// detecting the node's rig; Environ the environment the run inherits.
+	Cache, RigFile string
+	Environ        []string
+
+	signalled func() bool
+}
+
+// Run runs the task. A run that was recorded but did not succeed is
+// [ErrRunFailed].
+func (c *NodeTask) Run(ctx context.Context) error {
+	b := c.Batch
+	if c.Index < 0 || c.Index >= len(b.Tasks) {
+		return fmt.Errorf("task %d: the batch has tasks 0 to %d", c.Index, len(b.Tasks)-1)
+	}
+	t := b.Tasks[c.Index]
+	jobID := b.JobIDOf(c.Index)
+	// rigor run records SIGTERM (scancel, the time limit) as an
+	// interrupted run; this process stays to publish it.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	c.signalled = func() bool { return len(sig) > 0 }
+	fmt.Fprintf(c.Log, "rigor: job %s on %s: %s (round %d) at %s\n", jobID, dash(c.Node), t.Point, t.Round, gitrepo.ShortHash(b.Commit))
+
+	// Node-local scratch: the clone, and the job's rig beside it (not in
+	// the clone, which must stay clean).
+	tmp, err := os.MkdirTemp("", "rigor-job-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	work := filepath.Join(tmp, "module")
+	clone := exec.CommandContext(ctx, "git", "clone", "--quiet", "--no-checkout", b.Module, work)
+	if out, err := clone.CombinedOutput(); err != nil {
+		return c.fail(ctx, work, fmt.Sprintf("cloning the module: %v: %s", err, strings.TrimSpace(string(out))), "")
+	}
+	checkout := exec.CommandContext(ctx, "git", "-C", work, "checkout", "--quiet", "--detach", b.Commit)
+	if out, err := checkout.CombinedOutput(); err != nil {
+		return c.fail(ctx, work, fmt.Sprintf("checking out %s: %v: %s", gitrepo.ShortHash(b.Commit), err, strings.TrimSpace(string(out))), "")
+	}
+
+	var stdout, stderr bytes.Buffer
+	args := append([]string{"-C", work, "run", t.Point, "--no-commit", "--json"}, b.RunArgs...)
+	run := exec.CommandContext(ctx, b.Rigor, args...)
+	run.Env = c.Environ
+	if f, note := c.allocatedRig(ctx, tmp); f != "" {
+		run.Env = append(slices.Clone(c.Environ), rig.RigFileEnv+"="+f)
+		fmt.Fprintf(c.Log, "rigor: %s\n", note)
+	}
+	run.Stdout = &stdout
+	run.Stderr = io.MultiWriter(c.Log, &stderr)
+	runErr := run.Run()
+	var runs []*results.Run
+	if err := json.Unmarshal(stdout.Bytes(), &runs); err != nil || len(runs) == 0 {
+		// No record: rigor run refused (the node's rig does not meet
+		// #requires, a lock problem) or died. Record that.
+		why := lastError(stderr.String())
+		if why == "" {
+			why = fmt.Sprintf("rigor run exited without a record (%v)", runErr)
+		}
+		return c.fail(ctx, work, why, logtail.Lines(stderr.Bytes(), 20))
+	}
+	if c.signalled() {
+		c.annotateStop(ctx, results.Open(work), runs)
+	}
+	return c.publish(ctx, work, runs)
+}
+
+// allocatedRig narrows the node's rig to the GPUs Slurm gave the job
+// (SLURM_JOB_GPUS, the GRES indices), so that #requires' gpu.count is
+// checked against the job's GPUs rather than the node's: a 1-GPU job on an
+// 8-GPU node. It writes that rig into dir and returns its path and a note,
+// or "" when there is nothing to narrow (no GPUs allocated, or no more
+// detected than allocated). GPUs are matched by index; when the indices do
+// not match the detected ones, the first N are kept.
+func (c *NodeTask) allocatedRig(ctx context.Context, dir string) (string, string) {
+	var want []int
+	for _, f := range strings.Split(c.JobGPUs, ",") {
+		if i, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+			want = append(want, i)
+		}
+	}
+	if len(want) == 0 {
+		return "", ""
+	}
+	r, err := rig.Detect(ctx, rig.DetectOptions{RigFile: c.RigFile, Cache: c.Cache})
+	if err != nil || len(r.Accelerators) <= len(want) {
+		return "", ""
+	}
+	var kept []rig.GPU
+	for _, g := range r.Accelerators {
+		if slices.Contains(want, g.Index) {
+			kept = append(kept, g)
+		}
+	}
+	if len(kept) != len(want) {
+		kept = r.Accelerators[:len(want)]
+	}
+	n := *r
+	n.Accelerators = kept
+	// The summary is derived again from the GPUs kept.
+	n.AcceleratorsPerNode, n.AcceleratorModelName, n.AcceleratorMemoryCapacityGB, n.AcceleratorDriverVersion = 0, "", 0, ""
+	data, err := json.Marshal(&n)
+	if err != nil {
+		return "", ""
+	}
+	path := filepath.Join(dir, "rig.json")
+	if os.WriteFile(path, data, 0o644) != nil {
+		return "", ""
+	}
+	return path, fmt.Sprintf("the job has %d of the node's %d GPUs (SLURM_JOB_GPUS=%s): #requires is checked against those", len(kept), len(r.Accelerators), c.JobGPUs)
+}
+
+// stopState asks Slurm why this job got a signal: TIMEOUT (its time
+// limit), CANCELLED (scancel), or "" when Slurm does not say.
+func (c *NodeTask) stopState(ctx context.Context) string {
+	if c.JobID == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	jobs, err := (&Client{Timeout: 5 * time.Second}).Jobs(ctx, []string{c.JobID})
+	if err != nil || len(jobs) == 0 {
+		return ""
+	}
+	// While its processes are being signalled the job may show as
+	// COMPLETING; the reason still tells a time limit.
+	switch j := jobs[0]; {
+	case j.State == "TIMEOUT" || j.Reason == "TimeLimit":
+		return "TIMEOUT"
+	case j.State == "CANCELLED" || j.State == "COMPLETING":
+		return "CANCELLED"
+	}
+	return ""
+}
+
+// annotateStop says in the records rigor run wrote after Slurm signalled
+// the job why Slurm stopped the run: its time limit (status timeout) or
+// scancel (status interrupted). The records are this job's own and not yet
+// published.
+func (c *NodeTask) annotateStop(ctx context.Context, store *results.Store, runs []*results.Run) {
+	state := c.stopState(ctx)
+	for _, r := range runs {
+		// Slurm signals every process of the job, the engine too: a
+		// bench killed by that signal is a run Slurm stopped, not a
+		// failure of the engine.
+		if r.Status == results.StatusOK {
+			continue
+		}
+		path := store.RecordPath(r.Experiment, r.ID)
+		rec, err := results.Load(path)
+		if err != nil {
+			continue
+		}
+		switch state {
+		case "TIMEOUT":
+			rec.Status = results.StatusTimeout
+			rec.Error = joinNonEmpty("slurm's time limit (--time) was reached", rec.Error)
+		case "CANCELLED":
+			rec.Status = results.StatusInterrupted
+			rec.Error = joinNonEmpty("cancelled in slurm (scancel)", rec.Error)
+		default:
+			continue
+		}
+		data, err := results.Encode(rec)
+		if err != nil {
+			continue
+		}
+		tmp := path + ".tmp"
+		if os.WriteFile(tmp, data, 0o644) == nil && os.Rename(tmp, path) == nil {
+			r.Status, r.Error = rec.Status, rec.Error
+		}
+	}
+}
+
+func joinNonEmpty(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + ": " + b
+}
+
+// fail records the task as a failed run with why and the log tail, and
+// publishes it.
+func (c *NodeTask) fail(ctx context.Context, work, why, logTail string) error {
+	b := c.Batch
+	t := b.Tasks[c.Index]
+	now := time.Now().UTC()
+	status := results.StatusFailed
+	if c.signalled != nil && c.signalled() {
+		// scancel or the time limit stopped the job before rigor run
+		// recorded anything (while cloning, building, installing).
+		switch c.stopState(ctx) {
+		case "TIMEOUT":
+			status, why = results.StatusTimeout, "slurm's time limit (--time) was reached before the run: "+why
+		default:
+			status, why = results.StatusInterrupted, "cancelled in slurm before the run: "+why
+		}
+	}
+	run := &results.Run{
+		RigorVersion: c.Version, ID: results.NewRunID(now), Experiment: b.Experiment, Point: t.Point,
+		Start: now, End: now, Status: status, Error: why, LogTail: logTail,
+		Labels: []string{"slurm"},
+		Notes:  fmt.Sprintf("slurm batch %s, job %s on %s, round %d", b.ID, b.JobIDOf(c.Index), dash(c.Node), t.Round),
+	}
+	if _, err := os.Stat(filepath.Join(work, ".git")); err != nil {
+		// Not even a clone: record it beside the batch only.
+		r := &TaskResult{Index: c.Index, JobID: b.JobIDOf(c.Index), Node: c.Node, Status: run.Status, Error: why}
+		b.SetResult(r)
+		return errors.New(why)
+	}
+	if _, err := results.Open(work).Write(run, nil); err != nil {
+		return fmt.Errorf("recording the failure (%s): %w", why, err)
+	}
+	return c.publish(ctx, work, []*results.Run{run})
+}
+
+// publish pushes the runs' records to the batch's results branch and
+// writes the task's result beside the batch.
+func (c *NodeTask) publish(ctx context.Context, work string, runs []*results.Run) error {
+	b := c.Batch
+	store := results.Open(work)
+	var paths []string
+	for _, r := range runs {
+		for _, p := range []string{store.RecordPath(r.Experiment, r.ID), store.RawDir(r.Experiment, r.ID)} {
+			if _, err := os.Stat(p); err == nil {
+				rel, _ := filepath.Rel(work, p)
+				paths = append(paths, filepath.ToSlash(rel))
+			}
+		}
+	}
+	first := runs[0]
+	t := b.Tasks[c.Index]
+	msg := fmt.Sprintf("rigor run %s: %s\n\nrun %s, slurm job %s (batch %s, round %d)", t.Point, first.Status, first.ID, b.JobIDOf(c.Index), b.ID, t.Round)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	commit, err := gitrepo.Publish(pctx, work, gitrepo.PublishOptions{
+		Remote: b.Remote, Branch: b.Branch, Base: b.Commit, Paths: paths, Message: msg, Author: b.Author,
+	})
+	r := &TaskResult{Index: c.Index, JobID: b.JobIDOf(c.Index), Node: c.Node,
+		Status: first.Status, RunID: first.ID, Record: paths[0], Pushed: commit, Error: first.Error}
+	if err != nil {
+		r.Error = "publishing the record: " + err.Error()
+		r.Status = results.StatusFailed
+		b.SetResult(r)
+		return fmt.Errorf("publishing the record of %s: %w", t.Point, err)
+	}
+	if err := b.SetResult(r); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Log, "rigor: %s: %s → %s on %s (%s)\n", t.Point, first.Status, paths[0], b.Branch, gitrepo.ShortHash(commit))
+	if first.Status != results.StatusOK {
+		return ErrRunFailed
+	}
+	return nil
+}
+
+// lastError returns the messages of the last "rigor: error:" lines of a
+// rigor run's stderr.
+func lastError(s string) string {
+	var errs []string
+	for _, l := range strings.Split(s, "\n") {
+		if m, ok := strings.CutPrefix(l, "rigor: error: "); ok {
+			errs = append(errs, m)
+		}
+	}
+	return strings.Join(errs, "; ")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
