@@ -2,10 +2,12 @@ package all
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/internal/spec"
 )
 
 // TestImportRule keeps the engine boundary from rotting: outside engine/,
@@ -80,6 +82,23 @@ func TestServeNamesNoFamily(t *testing.T) {
 		}
 		if _, ok := e.(interface{ Unwrap() engine.Engine }); !ok {
 			t.Errorf("%s is not wrapped by serve mode", f)
+		}
+	}
+}
+
+// TestFamiliesAreTheSchemas: the registry and the schema's family table
+// (#Families, schema/families.cue) name the same families, and each
+// registered engine serves the family it is registered under. A family
+// added to one and not the other fails here, not in a user's run.
+func TestFamiliesAreTheSchemas(t *testing.T) {
+	schema := slices.Sorted(slices.Values(spec.Families()))
+	if reg := Families(); !slices.Equal(reg, schema) {
+		t.Errorf("engine/all registers %q; the schema's #Families lists %q", reg, schema)
+	}
+	for _, f := range Families() {
+		e, _ := Get(f)
+		if e.Family() != f {
+			t.Errorf("the engine registered as %q says it is %q", f, e.Family())
 		}
 	}
 }

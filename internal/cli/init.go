@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -93,16 +92,12 @@ func (c *initCmd) Run(e *env) error {
 		"lockfiles/.keep":                 "",
 		"results/.keep":                   "",
 	}
-	entries, err := fs.ReadDir(schema.FS, ".")
+	schemaFiles, err := schema.Files()
 	if err != nil {
 		return err
 	}
-	for _, en := range entries {
-		b, err := fs.ReadFile(schema.FS, en.Name())
-		if err != nil {
-			return err
-		}
-		files["cue.mod/pkg/"+schema.ImportPath+"/"+en.Name()] = string(b)
+	for _, f := range schemaFiles {
+		files["cue.mod/pkg/"+schema.ImportPath+"/"+f.Name] = string(f.Src)
 	}
 	for name := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))

@@ -7,8 +7,9 @@
 //
 //  1. Find the module root (cue.mod/) and the experiment packages, one per
 //     directory under experiments/.
-//  2. Build the embedded schema and read its flag tables: every typed flag
-//     of every engine family with its spelling, whether the bench tool
+//  2. Build the embedded schema and read its family table once (#Families:
+//     [Family], [Families], [LookupFamily]), with the flag tables of each
+//     family: every typed flag with its spelling, whether the bench tool
 //     sweeps it itself, and the output field that reports it (the
 //     @flag(...) attributes; [FlagTable], [BuiltinFlagTable]).
 //  3. Evaluate each package, unify each experiment with schema.#Experiment

@@ -36,7 +36,8 @@ type FlagDef struct {
 
 // FlagTable is the ordered flag set of one schema definition.
 type FlagTable struct {
-	// Def is the schema definition, e.g. "#IkLlamaBenchFlags".
+	// Def is the schema definition, e.g. "#IkLlamaBenchFlags" (the path in
+	// #Families when the table is written out there).
 	Def  string
 	Defs []FlagDef
 }
@@ -60,27 +61,8 @@ func (t *FlagTable) Names() []string {
 	return names
 }
 
-// familyDefs maps an engine family to its schema definitions for flags and
-// bench.
-var familyDefs = map[string][2]string{
-	FamilyLlamaCpp:   {"#LlamaBenchFlags", "#LlamaBench"},
-	FamilyIkLlamaCpp: {"#IkLlamaBenchFlags", "#LlamaBench"},
-	FamilyVLLM:       {"#VllmFlags", "#VllmBench"},
-	FamilyNodeLlama:  {"#NodeLlamaFlags", "#LlamaBench"},
-	// An endpoint is measured in serve mode only; without serve its
-	// tables are serve mode's, and the experiment is refused.
-	FamilyEndpoint: {"#EndpointFlags", "#Workload"},
-
-	ServePrefix + FamilyLlamaCpp:   {"#LlamaServerFlags", "#Workload"},
-	ServePrefix + FamilyIkLlamaCpp: {"#IkLlamaServerFlags", "#Workload"},
-	ServePrefix + FamilyVLLM:       {"#VllmFlags", "#Workload"},
-	ServePrefix + FamilyNodeLlama:  {"#NodeLlamaServerFlags", "#Workload"},
-	ServePrefix + FamilyEndpoint:   {"#EndpointFlags", "#Workload"},
-}
-
-// flagTable reads the flag definitions of a schema definition.
-func flagTable(schemaVal cue.Value, def string) (*FlagTable, error) {
-	v := schemaVal.LookupPath(cue.ParsePath(def))
+// flagTable reads the flag definitions of a schema definition's value.
+func flagTable(v cue.Value, def string) (*FlagTable, error) {
 	if !v.Exists() {
 		return nil, fmt.Errorf("schema has no definition %s", def)
 	}

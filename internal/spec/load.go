@@ -87,7 +87,6 @@ type Set struct {
 
 	ctx       *cue.Context
 	schema    cue.Value
-	tables    map[string]*FlagTable
 	schemaDir string
 	// files maps the token files of the package being let go to copies
 	// holding only their line tables ([Set.release]).
@@ -214,17 +213,13 @@ func schemaOverlay(root, modulePath string) (map[string]load.Source, string, err
 	if strings.TrimSuffix(modulePath, "@v0") == "github.com/rigorbench/rigor" {
 		dir = filepath.Join(root, "schema")
 	}
-	entries, err := fs.ReadDir(schema.FS, ".")
+	files, err := schema.Files()
 	if err != nil {
 		return nil, "", err
 	}
 	ov := map[string]load.Source{}
-	for _, e := range entries {
-		b, err := fs.ReadFile(schema.FS, e.Name())
-		if err != nil {
-			return nil, "", err
-		}
-		ov[filepath.Join(dir, e.Name())] = load.FromBytes(b)
+	for _, f := range files {
+		ov[filepath.Join(dir, f.Name)] = load.FromBytes(f.Src)
 	}
 	return ov, dir, nil
 }
@@ -272,7 +267,7 @@ func Load(opts Options) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{Root: root, ctx: cuecontext.New(), tables: map[string]*FlagTable{}, schemaDir: schemaDir}
+	s := &Set{Root: root, ctx: cuecontext.New(), schemaDir: schemaDir}
 	col := newCollector(root, schemaDir)
 
 	if err := s.loadSchema(root, ov); err != nil {
@@ -342,20 +337,8 @@ func (s *Set) loadSchema(root string, ov map[string]load.Source) error {
 		return fmt.Errorf("building the embedded schema: %w", v.Err())
 	}
 	s.schema = v
-	for fam, defs := range familyDefs {
-		for _, d := range defs {
-			if s.tables[d] != nil {
-				continue // the same schema, loaded again in a new context
-			}
-			t, err := flagTable(v, d)
-			if err != nil {
-				return err
-			}
-			s.tables[d] = t
-		}
-		_ = fam
-	}
-	return nil
+	// The family table is read once, from the first schema built.
+	return readFamiliesOnce(func() (cue.Value, error) { return v, nil })
 }
 
 // Schema returns the schema package value.
@@ -365,16 +348,13 @@ func (s *Set) Schema() cue.Value { return s.schema }
 func (s *Set) Context() *cue.Context { return s.ctx }
 
 // FlagTable returns the flag table of an engine family ("flags") or its
-// bench workload ("bench").
+// bench workload ("bench"); family is a [TableKey].
 func (s *Set) FlagTable(family, section string) *FlagTable {
-	defs, ok := familyDefs[family]
+	f, serve, ok := familyOf(family)
 	if !ok {
 		return nil
 	}
-	if section == "bench" {
-		return s.tables[defs[1]]
-	}
-	return s.tables[defs[0]]
+	return f.table(serve, section)
 }
 
 // release drops the experiment's CUE values, so that its package's
@@ -607,25 +587,19 @@ func (s *Set) check(e *Experiment, col *collector) {
 		bad("engine.source", "engine.source sets more than one of git, npm, python, path and url")
 	default:
 		k := src.Kind()
-		ok := map[string][]string{
-			FamilyLlamaCpp:   {"git", "path"},
-			FamilyIkLlamaCpp: {"git", "path"},
-			FamilyVLLM:       {"python", "path", "git"},
-			FamilyNodeLlama:  {"npm", "path"},
-		}[fam]
-		if k == "url" {
-			ok = nil // only an endpoint is reached at a URL
+		row, ok := LookupFamily(fam)
+		if !ok {
+			bad("engine.family", fmt.Sprintf("unknown engine family %q", fam))
+			return
 		}
-		found := false
-		for _, x := range ok {
-			found = found || x == k
-		}
-		if !found && k == "url" {
-			bad("engine.source.url", fmt.Sprintf("engine family %s cannot come from a url source (it takes %s)", fam, strings.Join(map[string][]string{
-				FamilyLlamaCpp: {"git", "path"}, FamilyIkLlamaCpp: {"git", "path"}, FamilyVLLM: {"python", "path", "git"}, FamilyNodeLlama: {"npm", "path"},
-			}[fam], " or ")), sourceHint(fam), `to measure a server rigor did not start, use engine: {family: "endpoint", source: url: "…"}`)
-		} else if !found {
-			bad("engine.source."+k, fmt.Sprintf("engine family %s cannot come from a %s source (it takes %s)", fam, k, strings.Join(ok, " or ")), sourceHint(fam))
+		takes := strings.Join(row.Sources, " or ")
+		switch {
+		case row.Takes(k):
+		case k == "url":
+			bad("engine.source.url", fmt.Sprintf("engine family %s cannot come from a url source (it takes %s)", fam, takes),
+				sourceHint(fam), `to measure a server rigor did not start, use engine: {family: "endpoint", source: url: "…"}`)
+		default:
+			bad("engine.source."+k, fmt.Sprintf("engine family %s cannot come from a %s source (it takes %s)", fam, k, takes), sourceHint(fam))
 		}
 		if k == "git" && src.Ref != "" && strings.ContainsAny(src.Ref, " \t\n~^:?*[\\") {
 			bad("engine.source.ref", fmt.Sprintf("engine.source.ref %q is not a valid git ref", src.Ref))
@@ -654,8 +628,8 @@ func (s *Set) check(e *Experiment, col *collector) {
 				"patch paths are relative to the module root, the directory that holds cue.mod/")
 		}
 	}
-	if e.Spec.Engine.RPC != nil && fam != FamilyLlamaCpp && fam != FamilyIkLlamaCpp {
-		bad("engine.rpc", "engine.rpc is only for llama.cpp and ik_llama.cpp")
+	if row, ok := LookupFamily(fam); e.Spec.Engine.RPC != nil && (!ok || !row.RPC) {
+		bad("engine.rpc", "engine.rpc is only for "+rpcFamilies())
 	}
 	if b := e.Spec.Engine.Build; b.Flavour != "" && fam != FamilyNodeLlama {
 		bad("engine.build.flavour", "engine.build.flavour is only for node-llama-cpp",
@@ -677,16 +651,29 @@ func (s *Set) check(e *Experiment, col *collector) {
 	}
 }
 
+// sourceHint says how an engine of the family is sourced (#Families'
+// hint).
 func sourceHint(fam string) string {
-	switch fam {
-	case FamilyEndpoint:
-		return `an endpoint is a running server: source: url: "http://gpu-box:8000"`
-	case FamilyNodeLlama:
-		return `node-llama-cpp comes from npm: source: npm: "3.22.1"`
-	case FamilyVLLM:
-		return `vllm runs from an existing install: source: python: "/opt/venv/bin/python", or source: path: "/usr/local/bin/vllm"`
+	if row, ok := LookupFamily(fam); ok {
+		return row.Hint
 	}
-	return `llama.cpp engines build from git: source: {git: "https://github.com/ggml-org/llama.cpp", ref: "b4748"}, or use prebuilt binaries: source: path: "/opt/llama.cpp/build/bin"`
+	return ""
+}
+
+// rpcFamilies names the families that start rpc-server workers:
+// "llama.cpp and ik_llama.cpp".
+func rpcFamilies() string {
+	list, _ := familyTable()
+	var names []string
+	for _, f := range list {
+		if f.RPC {
+			names = append(names, f.Name)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // specFromValue decodes a concrete value into a Spec and its canonical JSON

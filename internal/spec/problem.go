@@ -324,11 +324,11 @@ func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *c
 		user, _ := splitDisjunction(conflicts)
 		if user != "" {
 			p.Msg = fmt.Sprintf("unknown engine family %s", user)
-			if n := nearest(strings.Trim(user, `"`), Families); n != "" {
+			if n := nearest(strings.Trim(user, `"`), Families()); n != "" {
 				p.Hints = append(p.Hints, fmt.Sprintf("did you mean %q?", n))
 			}
 		}
-		p.Hints = append(p.Hints, "engine.family is one of "+strings.Join(Families, ", "))
+		p.Hints = append(p.Hints, "engine.family is one of "+strings.Join(Families(), ", "))
 	case isQualityPath(fpath) && exp != nil:
 		explainQuality(p, fpath, conflicts, exp)
 	case strings.HasPrefix(fpath, "model.synthetic._"):
@@ -557,29 +557,17 @@ func schemaFieldsAt(s *Set, fpath string) []string {
 	return out
 }
 
-// benchTool names the benchmark program of an engine family.
+// benchTool names the benchmark program of an engine family, or its
+// server for a serve table key ([TableKey]).
 func benchTool(family string) string {
-	switch family {
-	case FamilyLlamaCpp:
-		return "llama.cpp's llama-bench"
-	case FamilyIkLlamaCpp:
-		return "ik_llama.cpp's llama-bench"
-	case FamilyVLLM:
-		return "vllm"
-	case FamilyNodeLlama:
-		return "rigor's node-llama-cpp runner"
-	case ServePrefix + FamilyLlamaCpp:
-		return "llama.cpp's llama-server"
-	case ServePrefix + FamilyIkLlamaCpp:
-		return "ik_llama.cpp's llama-server"
-	case ServePrefix + FamilyVLLM:
-		return "vllm serve"
-	case ServePrefix + FamilyNodeLlama:
-		return "rigor's node-llama-cpp server"
-	case FamilyEndpoint, ServePrefix + FamilyEndpoint:
-		return "an endpoint"
+	f, serve, ok := familyOf(family)
+	switch {
+	case !ok:
+		return family
+	case serve:
+		return f.ServerTool
 	}
-	return family
+	return f.Tool
 }
 
 // positionsOf collects the positions of a value and of the operands of its
@@ -609,12 +597,8 @@ func schemaAt(s *Set, family, fpath string) cue.Value {
 	}
 	parts := strings.SplitN(fpath, ".", 2)
 	if len(parts) == 2 && (parts[0] == "flags" || parts[0] == "bench") {
-		if defs, ok := familyDefs[family]; ok {
-			def := defs[0]
-			if parts[0] == "bench" {
-				def = defs[1]
-			}
-			return s.schema.LookupPath(cue.ParsePath(def)).LookupPath(cue.MakePath(cue.Str(parts[1]).Optional()))
+		if f, serve, ok := familyOf(family); ok {
+			return s.schema.LookupPath(cue.ParsePath(tablePath(f.Name, serve, parts[0]))).LookupPath(cue.MakePath(cue.Str(parts[1]).Optional()))
 		}
 		return cue.Value{}
 	}
@@ -763,13 +747,11 @@ func isNumber(s string) bool {
 	return err == nil
 }
 
-// otherFork is the llama-bench fork beside family.
+// otherFork is the fork beside family (#Families' fork), for bench
+// tables only.
 func otherFork(family string) string {
-	switch family {
-	case FamilyLlamaCpp:
-		return FamilyIkLlamaCpp
-	case FamilyIkLlamaCpp:
-		return FamilyLlamaCpp
+	if f, serve, ok := familyOf(family); ok && !serve {
+		return f.Fork
 	}
 	return ""
 }
@@ -782,9 +764,12 @@ var forbidden = []struct {
 	msg  func(exp *cue.Value, family string) string
 }{
 	{"engine.rpc",
-		func(_ *cue.Value, f string) bool { return f == FamilyVLLM || f == FamilyNodeLlama },
+		func(_ *cue.Value, key string) bool {
+			row, ok := LookupFamily(key) // a serve key is no family: CUE's words stand
+			return ok && !row.RPC && key != FamilyEndpoint
+		},
 		func(_ *cue.Value, f string) string {
-			return fmt.Sprintf("engine.rpc is only for llama.cpp and ik_llama.cpp (rpc-server workers); %s runs without them", f)
+			return fmt.Sprintf("engine.rpc is only for %s (rpc-server workers); %s runs without them", rpcFamilies(), f)
 		}},
 	{"bench.requestRate", benchNotServe, serveOnly("requestRate")},
 	{"bench.maxConcurrency", benchNotServe, serveOnly("maxConcurrency")},

@@ -87,7 +87,9 @@ type Engine struct {
 	Version string   `json:"version,omitempty"`
 }
 
-// Engine families.
+// Engine families that Go code treats specially. The families themselves
+// are the schema's table (#Families, [Families], [LookupFamily]); a family
+// that needs no special case has no constant.
 const (
 	FamilyLlamaCpp   = "llama.cpp"
 	FamilyIkLlamaCpp = "ik_llama.cpp"
@@ -97,9 +99,6 @@ const (
 	// reached at engine.source.url in serve mode; nothing of it is pinned.
 	FamilyEndpoint = "endpoint"
 )
-
-// Families lists the engine families in the schema's order.
-var Families = []string{FamilyLlamaCpp, FamilyIkLlamaCpp, FamilyVLLM, FamilyNodeLlama, FamilyEndpoint}
 
 // Source mirrors schema #Source.
 type Source struct {
