@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -113,6 +114,10 @@ func Run(args []string, stdout, stderr io.Writer) (code int) {
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
+			if m := missingArgs(pe); m != nil {
+				printError(stderr, m)
+				return ExitUsage
+			}
 			fmt.Fprintf(stderr, "rigor: error: %v\n", err)
 			fmt.Fprintf(stderr, "rigor: hint: run 'rigor %s--help' for usage\n", commandPrefix(pe))
 			return ExitUsage
@@ -173,6 +178,54 @@ func commandPrefix(pe *kong.ParseError) string {
 		return cmd.Path() + " "
 	}
 	return ""
+}
+
+// missingArgsRe matches kong's error for missing positional arguments:
+// expected "<a> <b>".
+var missingArgsRe = regexp.MustCompile(`^expected "(<[^"]+>)( \.\.\.)?"$`)
+
+// missingArger is a command that says itself what its missing arguments
+// are (diff: two sides, and their forms); given are the arguments it got.
+type missingArger interface {
+	missingArgs(given []string) error
+}
+
+// missingArgs turns kong's `expected "<b>"` into what the command needs:
+// the command's own message where it has one, else each missing
+// argument with its help. nil when err is another parse error.
+func missingArgs(pe *kong.ParseError) error {
+	m := missingArgsRe.FindStringSubmatch(pe.Error())
+	if m == nil || pe.Context == nil {
+		return nil
+	}
+	node := pe.Context.Selected()
+	if node == nil {
+		return nil
+	}
+	var given []string
+	var missing []*kong.Value
+	for _, v := range node.Positional {
+		if v.Set {
+			given = append(given, fmt.Sprint(v.Target.Interface()))
+		} else if v.Required {
+			missing = append(missing, v)
+		}
+	}
+	usage := fmt.Sprintf("run 'rigor %s --help' for usage and examples", node.Path())
+	if node.Target.IsValid() && node.Target.CanAddr() {
+		if ma, ok := node.Target.Addr().Interface().(missingArger); ok {
+			err := ma.missingArgs(given)
+			return withHint(err, append(hintsOf(err), usage)...)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, v := range missing {
+		parts = append(parts, fmt.Sprintf("<%s> (%s)", v.Name, strings.TrimSuffix(v.Help, ".")))
+	}
+	return withHint(fmt.Errorf("rigor %s needs %s", node.Path(), strings.Join(parts, " and ")), usage)
 }
 
 // report prints err and returns its exit code.

@@ -39,6 +39,21 @@ type diffCmd struct {
 	Verbose          bool           `short:"v" help:"List every model file whose hash or size differs (by default they are one line: N files differ)."`
 }
 
+// missingArgs: diff needs two sides; say which forms they take, with the
+// side that was given as the example.
+func (diffCmd) missingArgs(given []string) error {
+	a, got := "ID", "got none"
+	if len(given) > 0 {
+		a, got = given[0], "got one: "+given[0]
+	}
+	id, _, _ := strings.Cut(a, "@")
+	return withHint(fmt.Errorf("diff needs two experiments or runs to compare, A (the baseline) and B; %s", got),
+		"each side is an experiment id (its latest runs), a point id, a run id, a record file, or any of these @REV (as committed at a git revision)",
+		fmt.Sprintf("rigor diff %s OTHER_ID: against another experiment", id),
+		fmt.Sprintf("rigor diff %s@HEAD~1 %s: the same experiment before and now", id, id),
+		fmt.Sprintf("'rigor results %s' lists its runs and their ids", id))
+}
+
 func (diffCmd) Help() string {
 	return `Compares two sides: what differs in their configuration (spec, lock, rig,
 as "path: old → new") and, per metric and point, n, the mean ± the 95%
