@@ -14,7 +14,6 @@ import (
 	cuejson "cuelang.org/go/encoding/json"
 
 	"github.com/rigorbench/rigor/engine"
-	"github.com/rigorbench/rigor/engine/all"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/run"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -30,7 +29,10 @@ func (showCmd) Help() string {
 	return `Prints the effective configuration of an experiment or point (after
 unification and defaults), its #requires, and the exact plan a run would
 execute: every process (rpc-server workers, then the bench), its argv, its
-environment and its working directory. Once the experiment is locked, the
+environment and its working directory. A sweep the engine runs in one
+process (llama-bench -ub 16,32) is shown as that one process, for the
+experiment and for each of its points, as 'rigor run --dry-run' prints
+it. Once the experiment is locked, the
 model's path is the locked one and the engine's is its cached build or
 install, when there is one; paths only a lock, a build or a run can fill
 are shown as placeholders: <engine>, <synthetic model>, <run>.
@@ -47,6 +49,9 @@ type showPoint struct {
 	Digest string          `json:"specDigest"`
 	Config json.RawMessage `json:"config"`
 	Plan   *engine.Plan    `json:"plan"`
+	// RunsWith are the points measured by the same process as this one
+	// (a sweep the engine runs in one process), this one among them.
+	RunsWith []string `json:"runsWith,omitempty"`
 }
 
 type showOut struct {
@@ -140,24 +145,39 @@ func (c *showCmd) Run(e *env) error {
 	out := showOut{ID: x.ID}
 	out.Requires = strings.Join(x.RequiresLines, "\n")
 	out.SpecDigest = lock.SpecDigest(x)
-	for _, p := range points {
-		wp, _ := run.Warmup(p) // as the run plans it: -r r+warmup
-		plan, err := all.Plan(wp, in)
-		if err != nil {
-			var re *engine.ReservedArgError
-			if errors.As(err, &re) {
-				return withHint(fmt.Errorf("%s: %w", p.ID, err), "remove it from extraArgs; rigor sets it from the experiment")
-			}
-			return fmt.Errorf("planning %s: %w", p.ID, err)
+	// The plans are those of a run of the whole experiment: a sweep the
+	// engine runs in one process (llama-bench -ub 16,32) is one plan, and
+	// a point of it is measured by that process, not by one of its own.
+	groups, err := run.PlanGroups(x, x.Points, in)
+	if err != nil {
+		var re *engine.ReservedArgError
+		if errors.As(err, &re) {
+			return withHint(err, "remove it from extraArgs; rigor sets it from the experiment")
 		}
-		out.Points = append(out.Points, showPoint{ID: p.ID, Swept: p.SweptMap(), Digest: p.Digest, Config: p.SpecJSON(), Plan: plan})
+		return err
+	}
+	groupOf := map[*spec.Point]int{}
+	for i, g := range groups {
+		for _, p := range g.Points {
+			groupOf[p] = i
+		}
+	}
+	for _, p := range points {
+		g := groups[groupOf[p]]
+		sp := showPoint{ID: p.ID, Swept: p.SweptMap(), Digest: p.Digest, Config: p.SpecJSON(), Plan: g.Plan}
+		if len(g.Points) > 1 {
+			for _, q := range g.Points {
+				sp.RunsWith = append(sp.RunsWith, q.ID)
+			}
+		}
+		out.Points = append(out.Points, sp)
 	}
 	if c.JSON {
 		return e.printJSON(out)
 	}
 	w := e.stdout
 	for i, sp := range out.Points {
-		if i > 0 {
+		if i > 0 && (!c.Plan || groupOf[points[i-1]] != groupOf[points[i]]) {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "# %s\n", sp.ID)
@@ -168,7 +188,18 @@ func (c *showCmd) Run(e *env) error {
 					fmt.Fprintf(w, "#requires: %s\n", line)
 				}
 			}
+		}
+		// A plan several points share is printed once, after the last of
+		// them shown.
+		gi := groupOf[points[i]]
+		if i+1 < len(points) && groupOf[points[i+1]] == gi {
+			continue
+		}
+		if !c.Plan {
 			fmt.Fprintf(w, "\n# plan (spec digest %s, as the lockfile pins it)\n", out.SpecDigest)
+		}
+		if n := len(sp.RunsWith); n > 0 {
+			fmt.Fprintf(w, "# %d points in one process, as 'rigor run %s' starts it: %s\n", n, x.ID, strings.Join(sp.RunsWith, ", "))
 		}
 		if in.Model != "" && in.BinDir == "" {
 			fmt.Fprintf(w, "# <engine> is built or installed by the first run (rigor build prepares it)\n")

@@ -216,7 +216,21 @@ func (r *Runner) DryPlans(ctx context.Context, x *spec.Experiment, entry *lock.E
 	if err != nil {
 		return nil, err
 	}
-	in := r.CachedInputs(ctx, x, entry)
+	return planGroups(e, points, r.CachedInputs(ctx, x, entry))
+}
+
+// PlanGroups returns the executions a run of the points would make with
+// the inputs in, grouped and planned exactly as Run groups and plans them
+// (a sweep the engine runs in one process is one plan), for show.
+func PlanGroups(x *spec.Experiment, points []*spec.Point, in engine.Inputs) ([]DryPlan, error) {
+	e, err := all.Get(x.Spec.Engine.Family)
+	if err != nil {
+		return nil, err
+	}
+	return planGroups(e, points, in)
+}
+
+func planGroups(e engine.Engine, points []*spec.Point, in engine.Inputs) ([]DryPlan, error) {
 	var out []DryPlan
 	for _, g := range Groups(e, points) {
 		point := g.points[0]
