@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -17,7 +19,8 @@ import (
 
 type cacheCmd struct {
 	List  cacheListCmd  `cmd:"" default:"withargs" help:"List the engine builds in the cache."`
-	Prune cachePruneCmd `cmd:"" help:"Remove incomplete builds and builds no lockfile uses."`
+	Prune  cachePruneCmd  `cmd:"" help:"Remove incomplete builds and builds no lockfile uses."`
+	Verify cacheVerifyCmd `cmd:"" help:"Hash every file the cache vouches for again, and name those whose bytes changed."`
 }
 
 func (cacheCmd) Help() string {
@@ -27,12 +30,16 @@ Each build is listed with its id, state (complete, building, incomplete,
 failed), size and inputs. prune removes incomplete builds, the logs of
 failed ones, and complete builds that no lockfile of the module uses on
 this machine; --all removes every build; --dry-run only lists them.
+verify reads every file the stat cache holds a hash of (model files,
+engine programs and libraries) and every file of every complete build
+again, and names each whose bytes are not those hashed before.
 
 Examples:
   rigor cache
   rigor cache list --json
   rigor cache prune --dry-run
-  rigor cache prune --all`
+  rigor cache prune --all
+  rigor cache verify`
 }
 
 type cacheListCmd struct {
@@ -216,4 +223,84 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}
+
+type cacheVerifyCmd struct{}
+
+func (cacheVerifyCmd) Help() string {
+	return `Reads again every file rigor's caches vouch for, and names each whose bytes
+changed since it was hashed: every file of the stat cache (model files,
+engine programs and libraries that a run or a lock hashed; their entries are
+refreshed) and every file each complete build recorded when it was built.
+A run trusts a file whose size, mtime, ctime, inode and device did not
+change; this is the check that trusts nothing ('rigor run --verify' does the
+same for one run). Exits 1 when any file changed.
+
+Examples:
+  rigor cache verify`
+}
+
+func (c *cacheVerifyCmd) Run(e *env) error {
+	ctx := context.Background()
+	cache := e.cfg().Cache
+	checks, gone, err := lock.VerifyCache(ctx, cache)
+	if err != nil {
+		return err
+	}
+	changed := map[string]bool{}
+	read := map[string]string{} // path → the sha256 of its bytes
+	for _, ch := range checks {
+		read[ch.Path] = ch.Now
+		if !ch.Changed() {
+			continue
+		}
+		changed[ch.Path] = true
+		how := "its stat did not change, so runs trusted the old hash"
+		if !ch.Trusted {
+			how = "its stat did not change, but it was hashed too soon after its last change to be trusted"
+		}
+		if len(ch.Stat) > 0 {
+			how = "changed in its stat: " + strings.Join(ch.Stat, ", ")
+		}
+		fmt.Fprintf(e.stdout, "%s: sha256 %.12s, hashed before as %.12s (%s)\n", ch.Path, ch.Now, ch.Was, how)
+	}
+	items, err := e.buildCache().List(ctx)
+	if err != nil {
+		return err
+	}
+	rctx, _ := lock.WithHashReport(ctx, true)
+	h := &lock.Hasher{Cache: cache}
+	builds, files := 0, 0
+	for _, it := range items {
+		if it.Entry == nil {
+			continue
+		}
+		builds++
+		for _, name := range slices.Sorted(maps.Keys(it.Entry.SHA256)) {
+			want, path := it.Entry.SHA256[name], it.Entry.Bin(name)
+			files++
+			got, ok := read[path]
+			if !ok {
+				got = "missing"
+				if sums, err := h.Hash(rctx, []string{path}); err == nil {
+					got = sums[0].SHA256
+				}
+			}
+			if got != want {
+				changed[path] = true
+				fmt.Fprintf(e.stdout, "%s: sha256 %.12s, build %.12s made %.12s\n", path, got, it.Key, want)
+			}
+		}
+	}
+	fmt.Fprintf(e.stderr, "rigor: read %d %s of the stat cache and %d %s of %d %s again\n",
+		len(checks), plural(len(checks), "file", "files"), files, plural(files, "file", "files"), builds, plural(builds, "build", "builds"))
+	if gone > 0 {
+		fmt.Fprintf(e.stderr, "rigor: dropped %d stat cache %s of files that are gone\n", gone, plural(gone, "entry", "entries"))
+	}
+	if n := len(changed); n > 0 {
+		return withHint(fmt.Errorf("%d %s changed since %s hashed", n, plural(n, "file", "files"), plural(n, "it was", "they were")),
+			"a run refuses a model file that differs from the lock and a program that differs from its build: restore the file, 'rigor pull' the model, or 'rigor build --rebuild' the engine")
+	}
+	fmt.Fprintf(e.stderr, "rigor: every file has the bytes it was hashed with\n")
+	return nil
 }

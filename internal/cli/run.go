@@ -36,6 +36,7 @@ type runCmd struct {
 	CommitEach     bool          `help:"Commit each point's record as soon as it is written (default: one commit for the whole invocation)."`
 	Timeout        time.Duration `help:"Bound one bench process (default: the experiment's timeoutSeconds, else 1h)."`
 	Offline        bool          `help:"Use only what is cached (git mirrors, engine installs)."`
+	Verify         bool          `help:"Read every model file and engine binary again to hash it, trusting nothing from the stat cache; the record says hashes: read."`
 	JSON           bool          `help:"Print the records written, as JSON."`
 
 	slurmFlags // --slurm and its options: run_slurm.go
@@ -53,6 +54,12 @@ committed to git: one commit for the whole invocation (every point of a
 sweep, and the runs an interruption cut short), or one per point with
 --commit-each. Running from an experiment or lockfile that differs from the
 last commit warns: the records would name a spec no commit holds.
+
+Model files and engine binaries are hashed and compared with the lock and
+the build. A file whose size, mtime, ctime, inode and device are those it
+had when it was last read is trusted from the stat cache (the record says
+"hashes": "cached"); --verify reads every file again ("hashes": "read"),
+and 'rigor cache verify' re-hashes everything the cache vouches for.
 
 When every swept flag is one llama-bench sweeps itself, the sweep runs as one
 llama-bench process (the model loads once) and its rows are split into the
@@ -196,6 +203,7 @@ func (c *runCmd) Run(e *env) error {
 		r.Fingerprinter, store.Fingerprinter = fp, fp
 	}
 	r.Rig, r.IgnoredRequires, r.Timeout, r.Offline, r.BusyShare = detected, ignored, c.Timeout, c.Offline, c.BusyShare
+	r.Verify = c.Verify
 	var items []run.Item
 	for _, ex := range xs {
 		prog := newPrepareProgress(e.stderr, engineLabel(ex.x, ex.entry))

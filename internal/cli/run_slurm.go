@@ -30,7 +30,7 @@ type slurmFlags struct {
 }
 
 func (c *runCmd) submitSlurm(e *env) error {
-	if c.DryRun || c.IgnoreRequires || c.NoCommit || c.Offline || c.Timeout != 0 {
+	if c.DryRun || c.IgnoreRequires || c.NoCommit || c.Offline || c.Verify || c.Timeout != 0 {
 		return withHint(errors.New("--slurm takes --partition, --account, --time, --sbatch-arg, --rounds, --remote and --json; the other options of run apply to a run on this machine"),
 			"set the experiment's timeoutSeconds, or pass a time limit with --time")
 	}

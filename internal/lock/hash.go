@@ -5,11 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,10 +24,11 @@ import (
 // instructions, over 1 GB/s a core).
 const bufSize = 4 << 20
 
-// racyWindow is how close to the moment it was hashed a file's mtime may be
-// before its cache entry is distrusted: a write within the same clock tick
-// would leave size and mtime unchanged (git's "racy clean" problem).
-const racyWindow = 2 * time.Second
+// racyWindow is how close to the moment it was hashed a file's mtime or
+// ctime may be before its cache entry is distrusted: a write within the
+// same clock tick would leave size and times unchanged (git's "racy clean"
+// problem).
+var racyWindow = 2 * time.Second // a variable for tests only
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
 
@@ -113,8 +117,15 @@ func hashPipelined(ctx context.Context, r io.Reader, progress func(int64)) (stri
 }
 
 // Hasher hashes files, several at once, and remembers each file's hash
-// under its stat (path, size, mtime, inode, device) in a cache directory, so
-// that an unchanged file is not read again.
+// under its stat (path, size, mtime, ctime, inode, device) in a cache
+// directory, so that an unchanged file is not read again. The ctime is what
+// catches a quiet in-place edit: a user can set size and mtime back
+// (touch -r), but not the change time. Where the ctime cannot be read, the
+// cache is not trusted at all.
+//
+// A context made by [WithHashReport] can ask for every file to be read
+// again (rigor run --verify), and counts which hashes were read and which
+// were trusted from the cache.
 type Hasher struct {
 	// Cache is the directory of the stat cache; "" disables it.
 	Cache string
@@ -142,6 +153,7 @@ type statKey struct {
 	Path    string `json:"path"`
 	Size    int64  `json:"size"`
 	MtimeNs int64  `json:"mtimeNs"`
+	CtimeNs int64  `json:"ctimeNs"`
 	Inode   uint64 `json:"inode"`
 	Dev     uint64 `json:"dev"`
 }
@@ -158,6 +170,7 @@ func keyOf(path string, fi os.FileInfo) statKey {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		k.Inode = uint64(st.Ino)
 		k.Dev = uint64(st.Dev)
+		k.CtimeNs = ctimeNs(st)
 	}
 	return k
 }
@@ -180,7 +193,7 @@ func (h *Hasher) lookup(abs string, k statKey) (string, bool) {
 	if json.Unmarshal(b, &e) != nil || e.statKey != k || !hex64.MatchString(e.SHA256) {
 		return "", false
 	}
-	if e.HashedNs-e.MtimeNs < int64(racyWindow) {
+	if e.CtimeNs == 0 || e.HashedNs-max(e.MtimeNs, e.CtimeNs) < int64(racyWindow) {
 		return "", false
 	}
 	return e.SHA256, true
@@ -203,6 +216,7 @@ func (h *Hasher) store(abs string, k statKey, sum string, hashed time.Time) {
 // most Workers at a time. The first error stops the others.
 func (h *Hasher) Hash(ctx context.Context, paths []string) ([]FileHash, error) {
 	out := make([]FileHash, len(paths))
+	rep, _ := ctx.Value(hashReportKey{}).(*HashReport)
 	type job struct {
 		i   int
 		abs string
@@ -223,9 +237,12 @@ func (h *Hasher) Hash(ctx context.Context, paths []string) ([]FileHash, error) {
 			return nil, fmt.Errorf("hashing %s: not a regular file", p)
 		}
 		k := keyOf(abs, fi)
-		if sum, ok := h.lookup(abs, k); ok {
-			out[i] = FileHash{Path: p, SHA256: sum, Size: k.Size, Cached: true}
-			continue
+		if !rep.reread() {
+			if sum, ok := h.lookup(abs, k); ok {
+				out[i] = FileHash{Path: p, SHA256: sum, Size: k.Size, Cached: true}
+				rep.count(1, 0)
+				continue
+			}
 		}
 		jobs = append(jobs, job{i, abs, k})
 		total += k.Size
@@ -294,5 +311,144 @@ func (h *Hasher) Hash(ctx context.Context, paths []string) ([]FileHash, error) {
 			return nil, fmt.Errorf("hashing %s: %w", paths[j.i], ctx.Err())
 		}
 	}
+	rep.count(0, len(jobs))
 	return out, nil
+}
+
+type hashReportKey struct{}
+
+// HashReport says how the hashes taken under a context were taken: read
+// from the bytes, or trusted from the stat cache.
+type HashReport struct {
+	// Reread makes every hash be read from the file's bytes, the stat
+	// cache consulted for nothing (and refreshed).
+	Reread bool
+
+	mu           sync.Mutex
+	read, cached int
+}
+
+// WithHashReport returns a context under which every [Hasher.Hash] is
+// counted in the returned report, and reads every file again when reread
+// is set.
+func WithHashReport(ctx context.Context, reread bool) (context.Context, *HashReport) {
+	r := &HashReport{Reread: reread}
+	return context.WithValue(ctx, hashReportKey{}, r), r
+}
+
+func (r *HashReport) reread() bool { return r != nil && r.Reread }
+
+func (r *HashReport) count(cached, read int) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.cached += cached
+	r.read += read
+	r.mu.Unlock()
+}
+
+// Hash values of a record's "hashes" field.
+const (
+	// HashesRead: every file was hashed from its bytes for this run.
+	HashesRead = "read"
+	// HashesCached: at least one hash was trusted from the stat cache
+	// (its size, mtime, ctime, inode and device unchanged since it was read).
+	HashesCached = "cached"
+)
+
+// Summary is HashesRead when every hash was read from the bytes,
+// HashesCached when any was trusted from the stat cache, and "" when
+// nothing was hashed.
+func (r *HashReport) Summary() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.cached > 0:
+		return HashesCached
+	case r.read > 0:
+		return HashesRead
+	}
+	return ""
+}
+
+// CacheCheck is one file of the stat cache read again by [VerifyCache].
+type CacheCheck struct {
+	// Path is the file's absolute path.
+	Path string
+	// Was is the sha256 the cache held; Now the sha256 of the bytes.
+	Was, Now string
+	// Trusted is true when the cache would have trusted Was without
+	// reading the file: its stat key and racy check still passed.
+	Trusted bool
+	// Stat names what of the file's stat differs from when Was was
+	// hashed ("size", "mtime", "ctime", "inode", "device").
+	Stat []string
+}
+
+// Changed says whether the bytes are not those the cache hashed.
+func (c CacheCheck) Changed() bool { return c.Was != c.Now }
+
+// VerifyCache reads every file the stat cache under cache holds a hash of
+// again, refreshes its entry, and returns each file with the hash the
+// cache held and the hash of its bytes, by path. Entries of files that are
+// gone are removed (gone counts them).
+func VerifyCache(ctx context.Context, cache string) (checks []CacheCheck, gone int, err error) {
+	h := &Hasher{Cache: cache}
+	dir := filepath.Join(cache, "hashes")
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0, nil
+	} else if err != nil {
+		return nil, 0, fmt.Errorf("reading the stat cache: %w", err)
+	}
+	var paths []string
+	for _, de := range ents {
+		if !strings.HasSuffix(de.Name(), ".json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		if err != nil {
+			continue
+		}
+		var e cacheEntry
+		if json.Unmarshal(b, &e) != nil || !filepath.IsAbs(e.Path) || h.entryPath(e.Path) != filepath.Join(dir, de.Name()) {
+			os.Remove(filepath.Join(dir, de.Name())) // not an entry this rigor reads
+			continue
+		}
+		fi, err := os.Stat(e.Path)
+		if err != nil || !fi.Mode().IsRegular() {
+			os.Remove(filepath.Join(dir, de.Name()))
+			gone++
+			continue
+		}
+		k := keyOf(e.Path, fi)
+		_, trusted := h.lookup(e.Path, k)
+		checks = append(checks, CacheCheck{Path: e.Path, Was: e.SHA256, Trusted: trusted, Stat: statDiff(e.statKey, k)})
+		paths = append(paths, e.Path)
+	}
+	ctx, _ = WithHashReport(ctx, true)
+	sums, err := h.Hash(ctx, paths)
+	if err != nil {
+		return nil, gone, err
+	}
+	for i := range checks {
+		checks[i].Now = sums[i].SHA256
+	}
+	slices.SortFunc(checks, func(a, b CacheCheck) int { return strings.Compare(a.Path, b.Path) })
+	return checks, gone, nil
+}
+
+// statDiff names the fields of b that differ from a.
+func statDiff(a, b statKey) []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		same bool
+	}{{"size", a.Size == b.Size}, {"mtime", a.MtimeNs == b.MtimeNs}, {"ctime", a.CtimeNs == b.CtimeNs}, {"inode", a.Inode == b.Inode}, {"device", a.Dev == b.Dev}} {
+		if !f.same {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,11 +27,21 @@ func writeOld(t testing.TB, p string, data []byte) {
 	}
 }
 
+// trustNow makes the stat cache trust a file changed just now: a test
+// cannot set the ctime back, and must not wait out the racy window.
+func trustNow(t *testing.T) {
+	w := racyWindow
+	racyWindow = 0
+	t.Cleanup(func() { racyWindow = w })
+}
+
 func TestHasher_statCache(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "m.gguf")
 	writeOld(t, p, []byte("hello"))
 	h := &Hasher{Cache: filepath.Join(dir, "cache")}
+	w := racyWindow
+	racyWindow = 0
 	ctx := context.Background()
 	const helloSHA = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
 	for i, wantCached := range []bool{false, true} {
@@ -55,6 +66,7 @@ func TestHasher_statCache(t *testing.T) {
 	}
 	// A file modified just now is never trusted from the cache (its
 	// mtime could hide a second write in the same clock tick).
+	racyWindow = w
 	q := filepath.Join(dir, "fresh")
 	os.WriteFile(q, []byte("x"), 0o644)
 	for i := range 2 {
@@ -72,6 +84,87 @@ func TestHasher_statCache(t *testing.T) {
 	}
 	if _, err := h.Hash(ctx, []string{dir}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("directory: got %v, want 'not a regular file'", err)
+	}
+}
+
+// A quiet in-place edit: the bytes change, the size and the mtime are set
+// back. The ctime, which no user can set back, makes the file be read
+// again. A report's reread reads every file; it counts what was read and
+// what was trusted.
+func TestHasher_ctime(t *testing.T) {
+	trustNow(t)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "m.gguf")
+	writeOld(t, p, []byte("hello"))
+	fi, _ := os.Stat(p)
+	h := &Hasher{Cache: filepath.Join(dir, "cache")}
+	ctx, rep := WithHashReport(context.Background(), false)
+	for range 2 {
+		if _, err := h.Hash(ctx, []string{p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rep.Summary(); got != HashesCached {
+		t.Errorf("second hash of an unchanged file: report says %q, want %q", got, HashesCached)
+	}
+	f, _ := os.OpenFile(p, os.O_WRONLY, 0)
+	f.WriteAt([]byte("J"), 0)
+	f.Close()
+	os.Chtimes(p, fi.ModTime(), fi.ModTime())
+	if fi2, _ := os.Stat(p); fi2.Size() != fi.Size() || !fi2.ModTime().Equal(fi.ModTime()) {
+		t.Fatalf("the edit changed the size or the mtime")
+	}
+	got, err := h.Hash(context.Background(), []string{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Cached || got[0].SHA256 == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" {
+		t.Errorf("after an edit with the size and mtime set back: got %+v, want the new bytes' hash", got[0])
+	}
+	// --verify: nothing is trusted from the cache.
+	ctx, rep = WithHashReport(context.Background(), true)
+	if got, err := h.Hash(ctx, []string{p}); err != nil || got[0].Cached {
+		t.Errorf("reread: got %+v, %v; want a hash read from the bytes", got, err)
+	}
+	if got := rep.Summary(); got != HashesRead {
+		t.Errorf("reread: report says %q, want %q", got, HashesRead)
+	}
+}
+
+// VerifyCache names a file whose bytes are not those the cache hashed,
+// says whether the cache still vouched for it, and drops entries of files
+// that are gone.
+func TestVerifyCache(t *testing.T) {
+	trustNow(t)
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	a, b, c := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")
+	for _, p := range []string{a, b, c} {
+		writeOld(t, p, []byte("hello"))
+	}
+	h := &Hasher{Cache: cache}
+	if _, err := h.Hash(context.Background(), []string{a, b, c}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(b, []byte("HELLO"), 0o644)
+	os.Remove(c)
+	checks, gone, err := VerifyCache(context.Background(), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(checks) != 2 || gone != 1 {
+		t.Fatalf("got %d checks and %d gone, want 2 and 1: %+v", len(checks), gone, checks)
+	}
+	if checks[0].Path != a || checks[0].Changed() || !checks[0].Trusted {
+		t.Errorf("unchanged file: got %+v", checks[0])
+	}
+	if checks[1].Path != b || !checks[1].Changed() || checks[1].Trusted || !slices.Contains(checks[1].Stat, "ctime") {
+		t.Errorf("changed file: got %+v, want changed, not trusted, ctime in its stat differences", checks[1])
+	}
+	// The entry is refreshed: a second verify finds nothing changed.
+	checks, gone, _ = VerifyCache(context.Background(), cache)
+	if len(checks) != 2 || gone != 0 || checks[1].Changed() {
+		t.Errorf("second verify: got %+v, %d gone", checks, gone)
 	}
 }
 

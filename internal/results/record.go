@@ -82,6 +82,13 @@ type Run struct {
 
 	Engine Engine `json:"engine"`
 	Model  Model  `json:"model"`
+	// Hashes says how the model's and the engine's hashes were checked
+	// before the run: "read" when every file was hashed from its bytes
+	// (rigor run --verify, or files changed since they were last read),
+	// "cached" when some were trusted from the stat cache because their
+	// size, mtime, ctime, inode and device had not changed since. Absent
+	// when nothing was hashed, and in records made before rigor said.
+	Hashes string `json:"hashes,omitempty"`
 
 	// Processes are the processes rigor started, workers first, the bench
 	// process last, exactly as executed (secrets redacted).

@@ -64,6 +64,9 @@ type Runner struct {
 	Secrets *redact.Scrubber
 	// Rebuild discards a cached engine build and builds again.
 	Rebuild bool
+	// Verify reads every model file and engine binary again to hash it,
+	// trusting nothing from the stat cache (rigor run --verify).
+	Verify bool
 	// Jobs bounds parallel compile jobs of a build; 0 means the CPUs.
 	Jobs int
 	// Now is the clock (tests fix it); nil means time.Now.
@@ -108,6 +111,10 @@ type Prepared struct {
 	Inputs     engine.Inputs
 	Engine     results.Engine
 	Model      results.Model
+	// Hashes says whether the model's and the engine's hashes were read
+	// from their bytes or trusted from the stat cache (lock.HashesRead,
+	// lock.HashesCached); recorded with every run.
+	Hashes string
 	// Warnings are recorded with every run of the experiment.
 	Warnings []string
 }
@@ -116,12 +123,14 @@ type Prepared struct {
 // experiment.
 func (r *Runner) Prepare(ctx context.Context, x *spec.Experiment, entry *lock.Entry) (*Prepared, error) {
 	p := &Prepared{Experiment: x, Entry: entry}
+	ctx, hashes := lock.WithHashReport(ctx, r.Verify)
 	if err := r.prepareModel(ctx, x, entry, p); err != nil {
 		return nil, err
 	}
 	if err := r.prepareEngine(ctx, x, entry, p); err != nil {
 		return nil, err
 	}
+	p.Hashes = hashes.Summary()
 	return p, nil
 }
 
@@ -535,7 +544,7 @@ func (r *Runner) record(prep *Prepared, p *spec.Point, plan *engine.Plan, out *O
 		Schema: results.SchemaVersion, RigorVersion: r.RigorVersion,
 		ID: results.NewRunID(out.Start), Experiment: x.ID, Point: p.ID, Swept: p.SweptMap(),
 		SpecDigest: p.Digest, LockDigest: prep.Entry.Digest(), Spec: p.SpecJSON(),
-		Engine: prep.Engine, Model: prep.Model, Rig: r.Rig,
+		Engine: prep.Engine, Model: prep.Model, Hashes: prep.Hashes, Rig: r.Rig,
 		Start: out.Start, End: out.End, Labels: x.Spec.Labels,
 	}
 	if len(r.IgnoredRequires) > 0 {
