@@ -18,7 +18,7 @@ import (
 )
 
 type cacheCmd struct {
-	List  cacheListCmd  `cmd:"" default:"withargs" help:"List the engine builds in the cache."`
+	List   cacheListCmd   `cmd:"" default:"withargs" help:"List the engine builds in the cache."`
 	Prune  cachePruneCmd  `cmd:"" help:"Remove incomplete builds and builds no lockfile uses."`
 	Verify cacheVerifyCmd `cmd:"" help:"Hash every file the cache vouches for again, and name those whose bytes changed."`
 }
