@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
+	"golang.org/x/sys/unix"
 )
 
 // Engine is one engine family: how rigor makes it ready, what a run of a
@@ -172,6 +174,10 @@ type Finished struct {
 	Stopped Stop
 	// StopErr says more about Stopped.
 	StopErr error
+	// WorkerDeath describes the workers that died by themselves while the
+	// bench ran (the bench then ended by itself); it leads the error of a
+	// run that did not succeed.
+	WorkerDeath string
 }
 
 // Stop is why a run ended before its bench process did.
@@ -240,6 +246,19 @@ func Conclude(e Engine, p *spec.Point, f Finished) Verdict {
 		return stopped
 	}
 	v := e.Judge(p, f)
+	if f.Stopped == NotStopped && v.Status != results.StatusOK && v.Status != "" {
+		// The engine's reading of its own end is not the whole story when
+		// something else ended it: a worker that died first, or a signal
+		// rigor did not send.
+		if f.WorkerDeath != "" {
+			v.Error = f.WorkerDeath + "; then the engine failed: " + v.Error
+		} else if sig := signalOf(f); outsideSignals[sig] {
+			v.Error = "the engine " + DescribeSignal(sig, 128+int(unix.SignalNum(sig)))
+			if n := len(v.Metrics); n > 0 {
+				v.Error += fmt.Sprintf(", after %d %s", n, plural(n, "measurement", "measurements"))
+			}
+		}
+	}
 	if stopped.Status != "" {
 		if len(v.Metrics) > 0 && f.Stopped != StoppedInterrupt {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%d %s printed before the run stopped; %s kept",
@@ -261,6 +280,45 @@ func Conclude(e Engine, p *spec.Point, f Finished) Verdict {
 		v.Status, v.Error = results.StatusFailed, "the engine reported no measurements"
 	}
 	return v
+}
+
+// outsideSignals are the signals a failing program does not raise itself:
+// a process killed by one that rigor did not send was killed by someone
+// else (a user, a scheduler, the OOM killer for SIGKILL).
+var outsideSignals = map[string]bool{
+	"SIGHUP": true, "SIGINT": true, "SIGQUIT": true, "SIGKILL": true,
+	"SIGTERM": true, "SIGUSR1": true, "SIGUSR2": true,
+}
+
+// DescribeSignal says how a process that rigor did not stop was ended by
+// the signal sig ("SIGABRT"): "died of SIGABRT (exit 134)", or, for a
+// signal a program does not raise itself, "was killed by SIGTERM from
+// outside rigor (exit 143)".
+func DescribeSignal(sig string, exit int) string {
+	if outsideSignals[sig] {
+		s := fmt.Sprintf("was killed by %s from outside rigor (exit %d)", sig, exit)
+		if sig == "SIGKILL" {
+			s += ": another process or the kernel's OOM killer"
+		}
+		return s
+	}
+	return fmt.Sprintf("died of %s (exit %d)", sig, exit)
+}
+
+// signalOf names the signal that ended a finished process ("SIGTERM"),
+// from its exit status 128+N (or Signaled); "" when none did.
+func signalOf(f Finished) string {
+	n := 0
+	switch {
+	case f.ExitCode > 128 && f.ExitCode < 128+65:
+		n = f.ExitCode - 128
+	case f.Signaled && f.ExitCode > 0 && f.ExitCode < 65:
+		n = f.ExitCode
+	}
+	if n == 0 {
+		return ""
+	}
+	return unix.SignalName(syscall.Signal(n))
 }
 
 func plural(n int, one, many string) string {

@@ -198,6 +198,10 @@ type Build struct {
 	// /version (vLLM) where it answers them, secrets redacted and long
 	// strings (a chat template) cut.
 	Reported map[string]json.RawMessage `json:"reported,omitempty"`
+	// From says where the facts come from when not from this run's own
+	// output: a run that failed before the engine reported anything takes
+	// the report of an earlier run of the same binaries (by hash).
+	From string `json:"from,omitempty"`
 }
 
 // Summary is the flavour and the CPU features, as the comparability guard

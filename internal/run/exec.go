@@ -87,6 +87,10 @@ type Outcome struct {
 	Exits map[string]int
 	// Signals names the signal that killed a process ("SIGABRT"), by name.
 	Signals    map[string]string
+	// WorkerDeath describes the workers that died by themselves while the
+	// bench ran, when the bench then ended by itself: "worker rpc-0 died
+	// of SIGABRT (exit 134) during the run; its stderr ends: …".
+	WorkerDeath string
 	Start, End time.Time
 	// Logs lists the log files written, relative to LogDir.
 	Logs []string
@@ -225,13 +229,30 @@ func Execute(ctx context.Context, opts Options) (*Outcome, error) {
 			out.How = ExitedNormally
 		case <-time.After(opts.Grace):
 			stop(bench, opts.Grace)
-			out.How, out.Err = WorkerFailed, fmt.Errorf("worker %s exited during the run: %v%s", w.p.Name, w.err, tailOf(w.stderr.Name()))
+			out.How, out.Err = WorkerFailed, fmt.Errorf("worker %s %s during the run%s", w.p.Name, describeEnd(w), tailOf(w.stderr.Name()))
 		}
 	}
 	<-bench.done
+	// The workers that were dead when the bench ended died by themselves
+	// (rigor has stopped none yet), whatever order Go reaped them in: a
+	// worker that dies makes the bench fail after it, so its death leads
+	// the run's error.
+	var died []*proc
+	if out.How == ExitedNormally {
+		for _, w := range procs[:len(procs)-1] {
+			if dead(w) {
+				died = append(died, w)
+			}
+		}
+	}
 	out.End = time.Now().UTC()
 	stopAll(procs, opts.Grace)
 	collectExits(procs, out)
+	var deaths []string
+	for _, w := range died {
+		deaths = append(deaths, fmt.Sprintf("worker %s %s during the run%s", w.p.Name, describeEnd(w), tailOf(w.stderr.Name())))
+	}
+	out.WorkerDeath = strings.Join(deaths, "; ")
 	if ps := bench.cmd.ProcessState; ps != nil {
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			out.Signaled = true
@@ -362,11 +383,14 @@ func waitReady(ctx context.Context, p *proc, limit time.Duration) error {
 			// A connection proves that something listens, not that it
 			// is our worker: the socket must be held by its process
 			// group.
-			return ownsPort(p.p.Name, p.p.ReadyAddr, p.cmd.Process.Pid)
+			err := ownsPort(p.p.Name, p.p.ReadyAddr, p.cmd.Process.Pid)
+			if !errors.Is(err, errNoListener) {
+				return err
+			}
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("worker %s exited before accepting connections on %s: %v%s", p.p.Name, p.p.ReadyAddr, p.err, tailOf(p.stderr.Name()))
+			return fmt.Errorf("worker %s %s before accepting connections on %s%s", p.p.Name, describeEnd(p), p.p.ReadyAddr, tailOf(p.stderr.Name()))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(10 * time.Millisecond):
@@ -375,6 +399,40 @@ func waitReady(ctx context.Context, p *proc, limit time.Duration) error {
 			return fmt.Errorf("worker %s did not accept connections on %s within %s%s", p.p.Name, p.p.ReadyAddr, limit, tailOf(p.stderr.Name()))
 		}
 	}
+}
+
+// dead reports whether a process has ended, reaped or not: its done
+// channel is closed, or the kernel shows it as a zombie or gone.
+func dead(p *proc) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && len(s) > i+2 {
+		return s[i+2] == 'Z' || s[i+2] == 'X'
+	}
+	return false
+}
+
+// describeEnd says how a process that rigor did not stop ended, once it
+// has: "died of SIGABRT (exit 134)", "was killed by SIGTERM from outside
+// rigor (exit 143)", "exited with status 3".
+func describeEnd(p *proc) string {
+	<-p.done
+	ps := p.cmd.ProcessState
+	if ps == nil {
+		return fmt.Sprintf("ended: %v", p.err)
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return engine.DescribeSignal(unix.SignalName(ws.Signal()), 128+int(ws.Signal()))
+	}
+	return fmt.Sprintf("exited with status %d", ps.ExitCode())
 }
 
 func tailOf(path string) string {

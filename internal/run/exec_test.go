@@ -268,7 +268,7 @@ func TestExecute_workerDiesEarly(t *testing.T) {
 	f := newFixture(t, 1, nil)
 	f.plan.Processes[0].Env["DIE_EARLY"] = "1"
 	out, _ := Execute(context.Background(), Options{Plan: f.plan, Env: f.env, LogDir: t.TempDir(), ReadyTimeout: 10 * time.Second})
-	if out.How != WorkerFailed || !strings.Contains(out.Err.Error(), "exited before accepting connections") || !strings.Contains(out.Err.Error(), "no devices found") {
+	if out.How != WorkerFailed || !strings.Contains(out.Err.Error(), "exited with status 3 before accepting connections") || !strings.Contains(out.Err.Error(), "no devices found") {
 		t.Fatalf("how=%s err=%v", out.How, out.Err)
 	}
 }
@@ -340,7 +340,7 @@ func TestExecute_workerDiesMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.How != WorkerFailed || !strings.Contains(out.Err.Error(), "worker rpc-1 exited during the run") || !strings.Contains(out.Err.Error(), "device lost") {
+	if out.How != WorkerFailed || !strings.Contains(out.Err.Error(), "worker rpc-1 exited with status 4 during the run") || !strings.Contains(out.Err.Error(), "device lost") {
 		t.Fatalf("how=%s err=%v", out.How, out.Err)
 	}
 	if s := f.survivors(t); len(s) > 0 {

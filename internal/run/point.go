@@ -464,11 +464,16 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		}
 	}
 	fin := engine.Finished{Stdout: out.Stdout, Stderr: out.Stderr, ExitCode: out.ExitCode, Signaled: out.Signaled,
-		Outputs: outputs, Stopped: stopOf[out.How], StopErr: out.Err}
+		Outputs: outputs, Stopped: stopOf[out.How], StopErr: out.Err, WorkerDeath: out.WorkerDeath}
 	if x.Spec.Engine.Source.Git != "" {
 		fin.Commit = prep.Engine.Commit
 	}
 	verdict := engine.Conclude(e, point, fin)
+	if verdict.Build != nil {
+		keepBuildFacts(r.Cache, prep.Engine.Binaries, verdict.Build)
+	} else {
+		verdict.Build = keptBuildFacts(r.Cache, prep.Engine.Binaries)
+	}
 
 	// Every secret value the processes had (their environment, the
 	// values they got through SecretEnv, their argv) and those rigor was

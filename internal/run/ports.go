@@ -182,6 +182,10 @@ func pgidOf(pid int) int {
 	return g
 }
 
+// errNoListener is [ownsPort]'s answer when nothing listens on the port
+// any more.
+var errNoListener = errors.New("no socket listens on the port")
+
 // ownsPort checks that every socket listening on addr's port is held by
 // the process group pgid (the worker rigor started, which leads its own
 // group, and what it spawned). A socket held by anyone else, or one whose
@@ -198,9 +202,9 @@ func ownsPort(worker, addr string, pgid int) error {
 	sockets := listenerHolders(p)
 	e := &NotOurWorkerError{Worker: worker, Addr: addr, WorkerPID: pgid}
 	if len(sockets) == 0 {
-		// It answered, but /proc lists no listener on the port: rigor
-		// cannot tell whose it is.
-		return e
+		// It answered, but no longer listens: whoever it was closed
+		// the socket (or died) since. The caller looks again.
+		return errNoListener
 	}
 	for _, hs := range sockets {
 		if len(hs) == 0 {

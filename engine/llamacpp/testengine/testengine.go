@@ -15,11 +15,16 @@
 // switches for failure tests: RIGOR_TESTENGINE_CRASH_AFTER_ROWS=N (abort
 // with "double free or corruption" after N rows), RIGOR_TESTENGINE_SLEEP=S
 // (sleep S seconds before the first row), RIGOR_TESTENGINE_FAIL_CTX=1
-// (context creation fails).
+// (context creation fails), RIGOR_TESTENGINE_TERM_AFTER_ROWS=N (SIGTERM
+// to itself after N rows, as if someone else killed it).
 //
 // rpc-server parses -H/-p (and ik_llama.cpp's -h host), prints the startup
 // banner, listens and serves until killed;
-// RIGOR_TESTENGINE_RPC_NEVER_READY=1 makes it never listen.
+// RIGOR_TESTENGINE_RPC_NEVER_READY=1 makes it never listen, and
+// RIGOR_TESTENGINE_RPC_ABORT=1 makes it abort (SIGABRT, a failed
+// GGML_ASSERT) when a client connects; llama-bench, with the same switch,
+// waits on its connection and aborts after the worker, as llama-bench
+// b4747 does.
 //
 // At configure time, TESTENGINE_BUILD_SLEEP=S in the environment makes the
 // build of llama-bench take S seconds more, for tests that interrupt a

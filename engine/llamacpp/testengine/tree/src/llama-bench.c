@@ -98,6 +98,18 @@ static int connect_endpoint(const char *ep) {
 	int fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol);
 	int rc = fd < 0 ? -1 : connect(fd, res->ai_addr, res->ai_addrlen);
 	freeaddrinfo(res);
+	const char *ab = getenv("RIGOR_TESTENGINE_RPC_ABORT");
+	if (rc == 0 && ab && *ab == '1') {
+		/* The worker dies; llama-bench, waiting on it, aborts after it and
+		   its backtrace helper fails, as b4747 does. */
+		char buf[64] = "hello";
+		if (write(fd, buf, 5) != 5) {
+		}
+		while (read(fd, buf, sizeof buf) > 0) {
+		}
+		fprintf(stderr, "30\t../sysdeps/unix/sysv/linux/wait4.c: No such file or directory\n");
+		abort();
+	}
 	if (fd >= 0) close(fd);
 	return rc;
 }
@@ -314,6 +326,12 @@ int main(int argc, char **argv) {
 				if (jsonl) printf("\n");
 				fflush(stdout);
 				rows++;
+				const char *term = getenv("RIGOR_TESTENGINE_TERM_AFTER_ROWS");
+				if (term && rows >= atoi(term)) {
+					/* As if a user or a scheduler killed it. */
+					kill(getpid(), SIGTERM);
+					pause();
+				}
 				if (crash_after >= 0 && rows >= crash_after) {
 					fprintf(stderr, "double free or corruption (!prev)\n");
 					abort();
