@@ -86,12 +86,12 @@ type Outcome struct {
 	// a signal killed, as a shell reports it.
 	Exits map[string]int
 	// Signals names the signal that killed a process ("SIGABRT"), by name.
-	Signals    map[string]string
+	Signals map[string]string
 	// WorkerDeath describes the workers that died by themselves while the
 	// bench ran, when the bench then ended by itself: "worker rpc-0 died
 	// of SIGABRT (exit 134) during the run; its stderr ends: …".
 	WorkerDeath string
-	Start, End time.Time
+	Start, End  time.Time
 	// Logs lists the log files written, relative to LogDir.
 	Logs []string
 }
