@@ -14,8 +14,11 @@ import (
 	cuecmd "cuelang.org/go/cmd/cue/cmd"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/rigorbench/rigor/engine/all"
+	"github.com/rigorbench/rigor/engine/toy"
 	"github.com/rigorbench/rigor/engine/vllm/standin"
 	"github.com/rigorbench/rigor/internal/cli"
+	"github.com/rigorbench/rigor/schema"
 )
 
 func TestMain(m *testing.M) {
@@ -23,6 +26,17 @@ func TestMain(m *testing.M) {
 		"rigor": func() { raceNoSleep(); os.Exit(cli.Main()) },
 		// A stand-in for vLLM's CLI (engine/vllm/standin).
 		"fake-vllm": func() { raceNoSleep(); os.Exit(standin.Main()) },
+		// rigor with one more engine family, the test-only engine/toy:
+		// its package, this one registry line and its one row of the
+		// schema's #Families (family_toy).
+		"rigor-toy": func() {
+			all.Register(toy.Engine{})
+			schema.Add("toy.cue", toy.Schema)
+			raceNoSleep()
+			os.Exit(cli.Main())
+		},
+		// The toy family's benchmark program.
+		"toy-bench": func() { os.Exit(toy.BenchMain()) },
 		// The stock cue tool, pinned in go.mod, to prove that modules rigor
 		// writes pass `cue vet -c` and `cue export` as they are.
 		"cue": func() { os.Exit(cuecmd.Main()) },

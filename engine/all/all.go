@@ -28,6 +28,18 @@ var engines = map[string]engine.Engine{
 	spec.FamilyEndpoint:   serve.Wrap(endpoint.Engine{}),
 }
 
+// Register adds a family to the registry, wrapped for serve mode like the
+// others, for a build of rigor that has one more: the testscripts' rigor-toy
+// registers engine/toy this way (with its row of the schema's #Families,
+// schema.Add). Call it before anything else runs; rigor itself never
+// does. A family registered twice is a programming error, and panics.
+func Register(e engine.Engine) {
+	if _, ok := engines[e.Family()]; ok {
+		panic(fmt.Sprintf("engine family %q registered twice", e.Family()))
+	}
+	engines[e.Family()] = serve.Wrap(e)
+}
+
 // Get returns the engine of a family.
 func Get(family string) (engine.Engine, error) {
 	e, ok := engines[family]
