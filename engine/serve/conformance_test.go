@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,26 @@ func TestJudge_Failures(t *testing.T) {
 	}
 	if ttft == nil || len(ttft.Samples) != 1 || ttft.Samples[0] != 10 {
 		t.Errorf("ttftMs %+v, want the completed request's 10 ms kept as its sample", ttft)
+	}
+}
+
+// TestJudge_Retried: a request sent again after the server closed its
+// idle connection is not a failure; the run stays ok and the record says
+// how many were sent again.
+func TestJudge_Retried(t *testing.T) {
+	ok := func(retries int) *loadgen.Request {
+		return &loadgen.Request{Outcome: loadgen.OK, TTFT: 0.01, Latency: 0.05, OutputLen: 5, PromptLen: 3, ITL: []float64{0.01, 0.01, 0.01, 0.01}, Usage: true, Retries: retries}
+	}
+	reqs := []*loadgen.Request{ok(0), ok(1), ok(0)}
+	c := loadgen.Config{Endpoint: loadgen.Completions, Requests: 3}
+	res, _ := json.Marshal(loadgen.Summarize(&c, reqs, time.Second))
+	v := serve.Judge(engine.Finished{Outputs: map[string][]byte{serve.ResultFile: res}})
+	if v.Status != results.StatusOK {
+		t.Errorf("status %s (%s), want ok", v.Status, v.Error)
+	}
+	want := "1 of 3 requests was sent again: the server closed its connection before reading it (an idle keep-alive connection), so it was never served and is not counted as failed"
+	if !slices.Contains(v.Warnings, want) {
+		t.Errorf("warnings %q, want %q", v.Warnings, want)
 	}
 }
 

@@ -114,6 +114,10 @@ func Judge(f engine.Finished) engine.Verdict {
 	default:
 		v.Status = results.StatusOK
 	}
+	if r.Retried > 0 {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%d of %d requests %s sent again: the server closed %s connection before reading %s (an idle keep-alive connection), so %s never served and %s not counted as failed",
+			r.Retried, total, plural(r.Retried, "was", "were"), plural(r.Retried, "its", "their"), plural(r.Retried, "it", "them"), plural(r.Retried, "it was", "they were"), plural(r.Retried, "is", "are")))
+	}
 	if r.Completed > 0 && r.UsageReported < r.Completed {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("the server reported token usage for %d of %d requests; the others' output tokens are the text chunks counted, their prompt tokens the words sent",
 			r.UsageReported, r.Completed))

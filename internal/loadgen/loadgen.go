@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"syscall"
@@ -113,6 +114,9 @@ type Request struct {
 	Error   string `json:"error,omitempty"`
 	// Status is the HTTP status, when there was one.
 	Status int `json:"status,omitempty"`
+	// Retries counts the times the request was sent again because the
+	// server closed its connection before reading it (see [Config.send]).
+	Retries int `json:"retries,omitempty"`
 }
 
 // OK reports whether the request completed.
@@ -412,17 +416,19 @@ func (c *Config) do(ctx context.Context, client *http.Client, p Prompt, r *Reque
 		}
 	}
 	body, path := c.body(p)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.URL, "/")+path, bytes.NewReader(body))
-	if err != nil {
-		fail(Connection, err)
-		return
+	var resp *http.Response
+	var err error
+	for {
+		var unsent bool
+		resp, unsent, err = c.send(ctx, client, path, body)
+		if err == nil || !unsent || r.Retries >= maxRetries || ctx.Err() != nil {
+			break
+		}
+		// The server closed a kept-alive connection as the request was
+		// put on it: it never read the request, and Go does not send a
+		// POST again itself. Send it on another connection.
+		r.Retries++
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	if c.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.APIKey)
-	}
-	resp, err := client.Do(req)
 	if err != nil {
 		fail(Connection, errors.Unwrap(err))
 		if r.Error == "" && err != nil {
@@ -540,6 +546,41 @@ func (c *Config) do(ctx context.Context, client *http.Client, p Prompt, r *Reque
 	default:
 		r.Outcome = OK
 	}
+}
+
+// maxRetries bounds how often one request is sent again after the server
+// closed its connection before reading it.
+const maxRetries = 3
+
+// send posts one request. unsent is true when it failed on a connection
+// the server had closed before the request reached it: a kept-alive
+// connection that failed before a byte of answer came, either before the
+// request was written or with "server closed idle connection" (the server
+// closed it as idle, so it read nothing). Such a request was never
+// served, and sending it again is safe; a fresh connection that fails is
+// a real failure.
+func (c *Config) send(ctx context.Context, client *http.Client, path string, body []byte) (resp *http.Response, unsent bool, err error) {
+	var reused, wrote, answered bool
+	trace := &httptrace.ClientTrace{
+		GotConn:              func(i httptrace.GotConnInfo) { reused = i.Reused },
+		WroteRequest:         func(i httptrace.WroteRequestInfo) { wrote = i.Err == nil },
+		GotFirstResponseByte: func() { answered = true },
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, strings.TrimRight(c.URL, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, false, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if c.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	resp, err = client.Do(req)
+	if err == nil {
+		return resp, false, nil
+	}
+	unsent = reused && !answered && (!wrote || strings.Contains(err.Error(), "server closed idle connection"))
+	return nil, unsent, err
 }
 
 func isNetErr(err error) bool {

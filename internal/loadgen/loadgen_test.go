@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -226,8 +228,8 @@ func TestRun_ConnectionRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range reqs {
-		if r.Outcome != Connection || r.Error == "" {
-			t.Errorf("got %s %q, want %s", r.Outcome, r.Error, Connection)
+		if r.Outcome != Connection || r.Error == "" || r.Retries != 0 {
+			t.Errorf("got %s %q after %d retries, want %s and no retry", r.Outcome, r.Error, r.Retries, Connection)
 		}
 	}
 }
@@ -380,5 +382,47 @@ func TestValidate(t *testing.T) {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%+v: no error", c)
 		}
+	}
+}
+
+// closesIdle is a transport whose second request meets a kept-alive
+// connection the server has just closed as idle: Go's transport reports
+// "http: server closed idle connection" before any answer, and does not
+// send a POST again itself.
+type closesIdle struct {
+	rt http.RoundTripper
+	n  atomic.Int32
+}
+
+func (c *closesIdle) RoundTrip(req *http.Request) (*http.Response, error) {
+	if c.n.Add(1) == 2 {
+		if t := httptrace.ContextClientTrace(req.Context()); t != nil {
+			if t.GotConn != nil {
+				t.GotConn(httptrace.GotConnInfo{Reused: true, WasIdle: true})
+			}
+			if t.WroteRequest != nil {
+				t.WroteRequest(httptrace.WroteRequestInfo{})
+			}
+		}
+		return nil, errors.New("http: server closed idle connection")
+	}
+	return c.rt.RoundTrip(req)
+}
+
+// A request whose connection the server closed before reading it was
+// never served: it is sent again and counted, not failed. A request that
+// fails on a fresh connection still fails.
+func TestRun_RetriesUnsentRequest(t *testing.T) {
+	s := &sse{tokens: 3, gap: time.Millisecond}
+	tr := &closesIdle{rt: http.DefaultTransport}
+	reqs, res := run(t, s, Config{Requests: 4, Concurrency: 1, Client: &http.Client{Transport: tr}})
+	if res.Failed != 0 || res.Completed != 4 {
+		t.Fatalf("failed %d completed %d (%v %v), want 0 and 4", res.Failed, res.Completed, res.Failures, res.FirstErrors)
+	}
+	if reqs[1].Retries != 1 || res.Retried != 1 {
+		t.Errorf("request 1 retries %d, result retried %d; want 1 and 1", reqs[1].Retries, res.Retried)
+	}
+	if len(s.bodies) != 4 {
+		t.Errorf("the server served %d requests, want 4", len(s.bodies))
 	}
 }

@@ -50,6 +50,9 @@ type Result struct {
 	Failures map[string]int `json:"failures,omitempty"`
 	// FirstErrors holds the first error of each failed outcome.
 	FirstErrors map[string]string `json:"first_errors,omitempty"`
+	// Retried counts the requests sent again because the server closed
+	// their connection before reading them; they are not failures.
+	Retried int `json:"retried,omitempty"`
 	// UsageReported counts the completed requests whose token counts the
 	// server reported (the rest were counted by rigor).
 	UsageReported int `json:"usage_reported"`
@@ -174,6 +177,9 @@ func Summarize(c *Config, reqs []*Request, duration time.Duration) *Result {
 	}
 	var spans []span
 	for _, r := range reqs {
+		if r.Retries > 0 {
+			res.Retried++
+		}
 		if !r.OK() {
 			res.Failed++
 			if res.Failures == nil {
