@@ -9,6 +9,7 @@ import (
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/llamabench"
 	"github.com/rigorbench/rigor/internal/buildcache"
+	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -71,7 +72,7 @@ func facts(req engine.Request) results.Engine {
 	if src := s.Engine.Source; src.Path != "" {
 		f.Source = src.Path
 	} else {
-		f.Source = src.Git
+		f.Source = gitsrc.StripUserinfo(src.Git)
 	}
 	return f
 }

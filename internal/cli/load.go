@@ -59,6 +59,9 @@ func (e *env) loadSetAll(patterns []string) (*spec.Set, error) {
 		tuneGC()
 	}
 	set, err := spec.Load(spec.Options{Root: root, Patterns: patterns, Release: !one, Check: checkPlan})
+	if set != nil {
+		e.knowSecretsOf(set.Experiments)
+	}
 	if err != nil {
 		if errors.Is(err, spec.ErrNoExperiments) {
 			return nil, withHint(err, "write experiments as CUE files in "+spec.ExperimentsDir+"/<name>/*.cue; 'rigor init' creates an example")

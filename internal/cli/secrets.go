@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,6 +107,25 @@ func (e *env) warnShortSecrets(xs []*spec.Experiment) {
 			if v, ok := lookup(k); ok && strings.TrimSpace(v) != "" && len(strings.TrimSpace(v)) < redact.MinSecretLen && redact.SecretName(k) {
 				warn(x.ID, "passEnv "+k)
 			}
+		}
+	}
+}
+
+// knowSecretsOf tells the output writers the secret values the
+// experiments hold (secret-named env values, URL credentials anywhere in
+// the spec such as a git source's token, secret extraArgs values), so that an
+// error or a progress line quoting one bare is scrubbed too.
+func (e *env) knowSecretsOf(xs []*spec.Experiment) {
+	if e.secrets == nil {
+		return
+	}
+	for _, x := range xs {
+		for k, v := range x.Spec.Env {
+			e.secrets.AddEnv(k, v)
+		}
+		e.secrets.AddArgv(x.Spec.ExtraArgs)
+		if b, err := json.Marshal(x.Spec); err == nil {
+			e.secrets.Add(redact.URLCredentials(string(b))...)
 		}
 	}
 }

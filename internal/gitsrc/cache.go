@@ -37,6 +37,7 @@ const maxMirrorNameLen = 80
 // The readable part helps a person browsing the cache; the hash of the exact
 // URL string keeps two URLs from ever sharing a mirror.
 func MirrorPath(cache, url string) string {
+	url = StripUserinfo(url)
 	sum := sha256.Sum256([]byte(url))
 	return filepath.Join(cache, "git", sanitizeName(url)+"-"+hex.EncodeToString(sum[:6]))
 }

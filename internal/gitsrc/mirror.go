@@ -83,7 +83,10 @@ var mirrorRefSpecs = []config.RefSpec{
 }
 
 // canonicalURL returns url with a local path made absolute, so that a
-// relative path names one mirror whatever the working directory.
+// relative path names one mirror whatever the working directory, and
+// without its credentials ([StripUserinfo]): the URL names the mirror,
+// goes into its config and into errors. The endpoint keeps the
+// credentials; [authOf] hands them to go-git from memory.
 func canonicalURL(url string) (string, *transport.Endpoint, error) {
 	url = strings.TrimSpace(url)
 	if url == "" {
@@ -91,7 +94,10 @@ func canonicalURL(url string) (string, *transport.Endpoint, error) {
 	}
 	ep, err := transport.NewEndpoint(url)
 	if err != nil {
-		return "", nil, fmt.Errorf("parsing git url %q: %w", url, err)
+		return "", nil, fmt.Errorf("parsing git url %q: %w", StripUserinfo(url), scrubCredentials(err, url))
+	}
+	if stripped := StripUserinfo(url); stripped != url {
+		return stripped, ep, nil
 	}
 	if ep.Protocol == "file" && !strings.HasPrefix(url, "file://") {
 		abs, err := filepath.Abs(url)
@@ -119,6 +125,11 @@ func mirrorExists(path string) bool {
 // mirror, or fetches into an existing one. With opts.Offline it only checks
 // that the mirror exists ([*NoMirrorError] otherwise).
 func EnsureMirror(ctx context.Context, url string, opts Options) (string, error) {
+	path, err := ensureMirror(ctx, url, opts)
+	return path, scrubCredentials(err, url)
+}
+
+func ensureMirror(ctx context.Context, url string, opts Options) (string, error) {
 	opts = opts.withDefaults()
 	url, ep, err := canonicalURL(url)
 	if err != nil {
@@ -146,6 +157,10 @@ func EnsureMirror(ctx context.Context, url string, opts Options) (string, error)
 // branches and tags. Branches and tags deleted on the remote are kept, so
 // that a lockfile's commit stays reachable offline.
 func Fetch(ctx context.Context, url string, opts Options) error {
+	return scrubCredentials(fetch(ctx, url, opts), url)
+}
+
+func fetch(ctx context.Context, url string, opts Options) error {
 	opts = opts.withDefaults()
 	url, ep, err := canonicalURL(url)
 	if err != nil {
@@ -215,6 +230,7 @@ func fetchRepo(ctx context.Context, repo *git.Repository, url string, ep *transp
 	defer cancel()
 	err := repo.FetchContext(octx, &git.FetchOptions{
 		RemoteName: "origin",
+		Auth:       authOf(ep),
 		RefSpecs:   mirrorRefSpecs,
 		Tags:       git.NoTags, // the refspecs already take every tag
 		Force:      true,
@@ -275,7 +291,7 @@ func listRemote(ctx context.Context, url string, ep *transport.Endpoint, opts Op
 	octx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{url}})
-	refs, err := rem.ListContext(octx, &git.ListOptions{PeelingOption: git.AppendPeeled})
+	refs, err := rem.ListContext(octx, &git.ListOptions{PeelingOption: git.AppendPeeled, Auth: authOf(ep)})
 	if err != nil {
 		return nil, networkError(ctx, octx, url, ep, "listing refs of", err, opts.Timeout)
 	}

@@ -55,7 +55,13 @@ type Resolution struct {
 // names. With opts.Offline the mirror stands in for the remote: no mirror is a
 // [*NoMirrorError]. An unreachable remote is an [*UnreachableError].
 func Resolve(ctx context.Context, url, ref string, opts Options) (Resolution, error) {
+	res, err := resolve(ctx, url, ref, opts)
+	return res, scrubCredentials(err, url)
+}
+
+func resolve(ctx context.Context, url, ref string, opts Options) (Resolution, error) {
 	opts = opts.withDefaults()
+	raw := url // with its credentials, for the fetches
 	url, ep, err := canonicalURL(url)
 	if err != nil {
 		return Resolution{}, err
@@ -81,7 +87,7 @@ func Resolve(ctx context.Context, url, ref string, opts Options) (Resolution, er
 			}
 			return Resolution{}, &RefNotFoundError{URL: url, Ref: ref, Offline: true}
 		}
-		if _, err := EnsureMirror(ctx, url, opts); err != nil {
+		if _, err := ensureMirror(ctx, raw, opts); err != nil {
 			return Resolution{}, err
 		}
 		ok, err := mirrorHasCommit(ctx, path, sha)
@@ -119,7 +125,7 @@ func Resolve(ctx context.Context, url, ref string, opts Options) (Resolution, er
 
 	if isShortHex(ref) {
 		if !opts.Offline {
-			if _, err := EnsureMirror(ctx, url, opts); err != nil {
+			if _, err := ensureMirror(ctx, raw, opts); err != nil {
 				return Resolution{}, err
 			}
 		}

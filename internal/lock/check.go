@@ -98,7 +98,8 @@ func (c *checker) check(x *spec.Experiment) []string {
 		reasons = append(reasons, fmt.Sprintf("spec changed (locked %s, now %s)", shortDigest(e.SpecDigest), shortDigest(d)))
 		// The requested inputs are part of the spec; say which changed.
 		eng := x.Spec.Engine
-		req := EngineRequest{Git: eng.Source.Git, Ref: eng.Source.Ref, NPM: eng.Source.NPM, Python: eng.Source.Python, Path: eng.Source.Path}
+		req := requestOf(eng.Source)
+		req.URL = ""
 		if req != e.Engine.Requested || eng.Family != e.Engine.Family {
 			reasons = append(reasons, "engine source changed")
 		}

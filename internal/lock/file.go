@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -59,6 +60,14 @@ type EngineRequest struct {
 	// credentials: the spec refuses them, and the API key's value never
 	// reaches a lockfile.
 	URL string `json:"url,omitempty"`
+}
+
+// requestOf is the request a lockfile records for a source: a git URL
+// without the credentials of its user information
+// ([gitsrc.StripUserinfo]), which reach git from the experiment, in
+// memory, and never a lockfile.
+func requestOf(src spec.Source) EngineRequest {
+	return EngineRequest{Git: gitsrc.StripUserinfo(src.Git), Ref: src.Ref, NPM: src.NPM, Python: src.Python, Path: src.Path, URL: src.URL}
 }
 
 // EngineLock is what an engine's source resolved to.

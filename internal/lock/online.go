@@ -98,7 +98,7 @@ func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, int
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			ds, n, es := r.driftOf(ctx, x.ID, e)
+			ds, n, es := r.driftOf(ctx, x, e)
 			mu.Lock()
 			asked += n
 			drifts = append(drifts, ds...)
@@ -120,8 +120,8 @@ func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, int
 
 // driftOf asks the upstreams of one locked entry; n is how many inputs it
 // asked about (an input pinned to a commit needs no asking).
-func (r *Resolver) driftOf(ctx context.Context, id string, e *Entry) (ds []Drift, n int, errs []error) {
-	eng := e.Engine
+func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) (ds []Drift, n int, errs []error) {
+	id, eng := x.ID, e.Engine
 	switch {
 	case eng.Requested.Git != "" && eng.Commit != "" && eng.Kind != gitsrc.KindCommit:
 		n++
@@ -129,7 +129,12 @@ func (r *Resolver) driftOf(ctx context.Context, id string, e *Entry) (ds []Drift
 		if ref == "" {
 			ref = "HEAD"
 		}
-		res, err := r.gitResolve(ctx, eng.Requested.Git, eng.Requested.Ref)
+		// The lockfile's URL has no credentials; the experiment's may.
+		src := eng.Requested.Git
+		if g := x.Spec.Engine.Source.Git; g != "" && gitsrc.StripUserinfo(g) == src {
+			src = g
+		}
+		res, err := r.gitResolve(ctx, src, eng.Requested.Ref)
 		switch {
 		case err != nil:
 			errs = append(errs, &InputError{ID: id, Input: InputEngine, Err: err})

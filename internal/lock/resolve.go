@@ -261,7 +261,7 @@ func (r *Resolver) Resolve(ctx context.Context, x *spec.Experiment, old *Entry) 
 func (r *Resolver) engine(ctx context.Context, x *spec.Experiment, old *EngineLock) (EngineLock, error) {
 	s := x.Spec.Engine
 	src := s.Source
-	req := EngineRequest{Git: src.Git, Ref: src.Ref, NPM: src.NPM, Python: src.Python, Path: src.Path, URL: src.URL}
+	req := requestOf(src)
 	el := EngineLock{Family: s.Family, Requested: req}
 	keep := old != nil && old.Family == s.Family && old.Requested == req && !r.opts.Update.Engine
 	fail := func(input string, err error) (EngineLock, error) {

@@ -265,6 +265,22 @@ func Found(s string) []string {
 	return found
 }
 
+// URLCredentials returns the credentials of every URL in s (passwords,
+// tokens in the user position, credential-like query parameters): the
+// values [URL] removes. Unlike [Found] it ignores everything else, so
+// that it can be applied to a whole document whose field names are not
+// environment variables.
+func URLCredentials(s string) []string {
+	if !strings.Contains(s, "://") {
+		return nil
+	}
+	var found []string
+	for _, u := range urlRe.FindAllString(s, -1) {
+		redactURL(u, &found)
+	}
+	return found
+}
+
 func redactText(s string, found *[]string) string {
 	if s == "" {
 		return s

@@ -214,3 +214,21 @@ func TestMeasuresOfTokens(t *testing.T) {
 		t.Errorf("String(%s) = %s", in, got)
 	}
 }
+
+func TestURLCredentials(t *testing.T) {
+	doc := `{"git":"http://tok:pa55word-1@h/e.git","apiKey":"not-a-url-secret","u":"https://ghp_abcdefghijklmnop@github.com/x?sig=s1gnature"}`
+	got := URLCredentials(doc)
+	want := map[string]bool{"pa55word-1": true, "ghp_abcdefghijklmnop": true, "s1gnature": true}
+	for _, v := range got {
+		if !want[v] {
+			t.Errorf("URLCredentials found %q", v)
+		}
+		delete(want, v)
+	}
+	if len(want) > 0 {
+		t.Errorf("URLCredentials missed %v (got %q)", want, got)
+	}
+	if URLCredentials(`{"key": "value-123456"}`) != nil {
+		t.Error("a document without URLs has URL credentials")
+	}
+}

@@ -101,7 +101,7 @@ func scrubberOf(r *Run) *redact.Scrubber {
 		s.AddArgv(tree.ExtraArgs)
 	}
 	// URL credentials anywhere in the spec (a git source's userinfo).
-	s.Add(redact.Found(string(r.Spec))...)
+	s.Add(redact.URLCredentials(string(r.Spec))...)
 	return s
 }
 
