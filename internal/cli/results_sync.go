@@ -24,7 +24,13 @@ func (resultsSyncCmd) Help() string {
 to the module's remote and merges each into the checked-out branch. Records
 are new files, so the merges do not conflict; a branch that would change,
 delete or replace a file here is an error and is not merged (records are
-never overwritten). Syncing again merges only what is new.
+never overwritten). A branch may bring only records: regular files under
+results/<experiment>/ for the experiments this module has, each named by its
+run id and holding a record of that experiment and run, and the raw outputs
+those records list. Anything else (an experiment or schema file, a Makefile,
+.gitattributes, a symlink anywhere) is refused, naming the path. Every
+branch is checked before any is merged, so a refused branch merges nothing.
+Syncing again merges only what is new.
 
 Examples:
   rigor results sync
@@ -44,9 +50,18 @@ func (c *resultsSyncCmd) Run(e *env) error {
 		}
 		remote = firstNonEmpty(cfg.Remote, "origin")
 	}
+	// A branch may bring records of the experiments this module has.
+	set, err := e.loadSet(nil)
+	if err != nil {
+		return err
+	}
+	ids := map[string]bool{}
+	for _, x := range set.Experiments {
+		ids[x.ID] = true
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	synced, err := gitrepo.Sync(ctx, root, gitrepo.SyncOptions{Remote: remote})
+	synced, err := gitrepo.Sync(ctx, root, gitrepo.SyncOptions{Remote: remote, Check: results.SyncCheck(ctx, ids)})
 	report := func() {
 		added := 0
 		for _, s := range synced {
@@ -75,6 +90,10 @@ func (c *resultsSyncCmd) Run(e *env) error {
 		var ce *gitrepo.ConflictError
 		if errors.As(err, &ce) {
 			return withHint(err, "a record's path names its run id, so two different records never share one: look at the branch with 'git log "+remote+"/"+ce.Branch+"' and remove or rename the file on one side")
+		}
+		var fe *gitrepo.ForeignError
+		if errors.As(err, &fe) {
+			return withHint(err, "a results branch holds only the records its jobs wrote: look at it with 'git log -p --stat refs/rigor/sync/"+strings.TrimPrefix(fe.Branch, gitrepo.ResultsBranchPrefix)+"', and delete it if it is not one ('git push "+remote+" --delete "+fe.Branch+"')")
 		}
 		if errors.Is(err, gitrepo.ErrGitNotInstalled) {
 			return withHint(err, "install git")

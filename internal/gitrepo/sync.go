@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -204,6 +205,62 @@ type SyncOptions struct {
 	// Branches limits the sync to these results branches (full names,
 	// rigor/results/<id>); empty means every rigor/results/* branch.
 	Branches []string
+	// Check says which of the files a results branch adds it may not
+	// bring, and why. A branch with any is refused whole. Sync refuses
+	// every branch when Check is nil: what a branch may bring is the
+	// caller's to say (internal/results).
+	Check func(files []AddedFile) []Refused
+}
+
+// AddedFile is a file a results branch adds.
+type AddedFile struct {
+	// Path is relative to the module, slash-separated.
+	Path string
+	// Mode is git's: "100644" and "100755" are regular files, "120000" a
+	// symlink, "160000" a submodule.
+	Mode string
+	root string
+	blob string
+}
+
+// Regular reports whether the file is a regular file (not a symlink or
+// a submodule).
+func (f AddedFile) Regular() bool { return f.Mode == "100644" || f.Mode == "100755" }
+
+// Read returns the file's bytes as the branch holds them, up to max
+// bytes; a larger file is an error.
+func (f AddedFile) Read(ctx context.Context, max int64) ([]byte, error) {
+	size, err := gitRun(ctx, f.root, nil, "cat-file", "-s", f.blob)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := strconv.ParseInt(size, 10, 64); err != nil || n > max {
+		return nil, fmt.Errorf("%s bytes, more than %d", size, max)
+	}
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "blob", f.blob)
+	cmd.Dir = f.root
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	return cmd.Output()
+}
+
+// Refused is a file a results branch may not bring, and why.
+type Refused struct {
+	Path, Reason string
+}
+
+// ForeignError is a results branch that brings files other than records:
+// nothing is merged.
+type ForeignError struct {
+	Branch  string
+	Refused []Refused
+}
+
+func (e *ForeignError) Error() string {
+	parts := make([]string, len(e.Refused))
+	for i, r := range e.Refused {
+		parts[i] = r.Path + " (" + r.Reason + ")"
+	}
+	return fmt.Sprintf("%s brings files a results branch may not: %s; nothing was merged", e.Branch, strings.Join(parts, "; "))
 }
 
 // Synced is one results branch merged, or found already merged.
@@ -213,6 +270,8 @@ type Synced struct {
 	// Added lists the files the merge brought in (records and raw output),
 	// relative to the module; empty when the branch was already merged.
 	Added []string `json:"added,omitempty"`
+
+	merge bool // not merged yet
 }
 
 // ConflictError is a results branch that changes or replaces a file the
@@ -228,9 +287,10 @@ func (e *ConflictError) Error() string {
 
 // Sync fetches the results branches from opts.Remote and merges each into
 // the checked-out branch of the repository at root, in the order of their
-// names. A branch that would change or delete a file, or add one that
-// exists here with other content, is a [*ConflictError] and is not
-// merged; the branches merged before it stay merged.
+// names. Every branch is examined before any is merged: a branch that
+// would change or delete a file, or add one that exists here with other
+// content, is a [*ConflictError]; one that adds a file opts.Check refuses
+// is a [*ForeignError]; either way nothing is merged.
 func Sync(ctx context.Context, root string, opts SyncOptions) ([]Synced, error) {
 	remote := opts.Remote
 	if remote == "" {
@@ -258,16 +318,28 @@ func Sync(ctx context.Context, root string, opts SyncOptions) ([]Synced, error) 
 		if len(want) > 0 && !want[branch] {
 			continue
 		}
-		s, err := mergeResults(ctx, root, ref, branch)
+		s, err := examineResults(ctx, root, ref, branch, opts.Check)
 		if err != nil {
-			return out, err
+			return nil, err
 		}
 		out = append(out, s)
+	}
+	for _, s := range out {
+		if !s.merge {
+			continue // already merged
+		}
+		msg := "rigor results sync: merge " + s.Branch
+		if _, err := gitRun(ctx, root, nil, "merge", "--quiet", "--no-edit", "-m", msg, s.Commit); err != nil {
+			gitRun(ctx, root, nil, "merge", "--abort")
+			return out, fmt.Errorf("merging %s: %w", s.Branch, err)
+		}
 	}
 	return out, nil
 }
 
-func mergeResults(ctx context.Context, root, ref, branch string) (Synced, error) {
+// examineResults returns what merging a results branch would add, or why
+// it must not be merged.
+func examineResults(ctx context.Context, root, ref, branch string, check func([]AddedFile) []Refused) (Synced, error) {
 	commit, err := gitRun(ctx, root, nil, "rev-parse", ref)
 	if err != nil {
 		return Synced{}, err
@@ -280,18 +352,26 @@ func mergeResults(ctx context.Context, root, ref, branch string) (Synced, error)
 	if err != nil {
 		return s, fmt.Errorf("merging %s: it shares no history with this branch: %w", branch, err)
 	}
-	changes, err := gitRun(ctx, root, nil, "diff", "--no-renames", "--name-status", "-z", base, commit)
+	// --raw: each change as ":oldmode newmode oldblob newblob status",
+	// then the path.
+	changes, err := gitRun(ctx, root, nil, "diff", "--raw", "--no-abbrev", "--no-renames", "-z", base, commit)
 	if err != nil {
 		return s, err
 	}
 	var conflicts []string
+	var added []AddedFile
 	f := strings.Split(changes, "\x00")
 	for i := 0; i+1 < len(f); i += 2 {
-		status, path := f[i], f[i+1]
+		meta, path := strings.Fields(strings.TrimPrefix(f[i], ":")), f[i+1]
+		if len(meta) != 5 {
+			return s, fmt.Errorf("merging %s: cannot read git diff's line %q", branch, f[i])
+		}
+		status := meta[4]
 		if status != "A" {
 			conflicts = append(conflicts, path+" ("+map[string]string{"M": "changed", "D": "deleted", "T": "changed"}[status]+")")
 			continue
 		}
+		added = append(added, AddedFile{Path: path, Mode: meta[1], root: root, blob: meta[3]})
 		// Added there: it must be absent here, or the same bytes.
 		here, err := gitRun(ctx, root, nil, "rev-parse", "--verify", "-q", "HEAD:"+path)
 		if err != nil {
@@ -302,18 +382,24 @@ func mergeResults(ctx context.Context, root, ref, branch string) (Synced, error)
 			s.Added = append(s.Added, path)
 			continue
 		}
-		there, _ := gitRun(ctx, root, nil, "rev-parse", commit+":"+path)
-		if here != there {
+		if here != meta[3] {
 			conflicts = append(conflicts, path+" (differs)")
 		}
 	}
 	if len(conflicts) > 0 {
 		return s, &ConflictError{Branch: branch, Paths: conflicts}
 	}
-	msg := "rigor results sync: merge " + branch
-	if _, err := gitRun(ctx, root, nil, "merge", "--quiet", "--no-edit", "-m", msg, commit); err != nil {
-		gitRun(ctx, root, nil, "merge", "--abort")
-		return s, fmt.Errorf("merging %s: %w", branch, err)
+	var refused []Refused
+	if check == nil {
+		for _, a := range added {
+			refused = append(refused, Refused{Path: a.Path, Reason: "nothing says what a results branch may bring"})
+		}
+	} else {
+		refused = check(added)
 	}
+	if len(refused) > 0 {
+		return s, &ForeignError{Branch: branch, Refused: refused}
+	}
+	s.merge = true
 	return s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -68,8 +69,20 @@ func TestPublish_concurrent(t *testing.T) {
 		}
 	}
 
+	// Without a check nothing is merged: what a branch may bring is for
+	// the caller to say.
+	head := gitCLI(t, module, "rev-parse", "HEAD")
+	_, err := Sync(context.Background(), module, SyncOptions{})
+	var fe *ForeignError
+	if !errors.As(err, &fe) || len(fe.Refused) != len(clones) {
+		t.Fatalf("Sync without a check: got %v, want a *ForeignError refusing %d files", err, len(clones))
+	}
+	if now := gitCLI(t, module, "rev-parse", "HEAD"); now != head {
+		t.Fatalf("HEAD moved after a refused sync")
+	}
+
 	// Sync merges the branch into the module; a second sync finds it merged.
-	got, err := Sync(context.Background(), module, SyncOptions{})
+	got, err := Sync(context.Background(), module, SyncOptions{Check: allowAll})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +94,49 @@ func TestPublish_concurrent(t *testing.T) {
 			t.Errorf("after sync: %v", err)
 		}
 	}
-	got, err = Sync(context.Background(), module, SyncOptions{})
+	got, err = Sync(context.Background(), module, SyncOptions{Check: allowAll})
 	if err != nil || len(got) != 1 || len(got[0].Added) != 0 {
 		t.Errorf("second Sync = %+v, %v; want the branch, nothing added", got, err)
+	}
+}
+
+func allowAll([]AddedFile) []Refused { return nil }
+
+// The check sees each added file with its mode and content; a symlink is
+// not a regular file.
+func TestSync_check(t *testing.T) {
+	module, bare, clones, base := remoteAndClones(t, 1)
+	rec := "results/x/one/20260101T000000Z-0001.json"
+	writeFile(t, filepath.Join(clones[0], rec), `{"from": "job"}`+"\n")
+	link := "results/x/one/link.json"
+	if err := os.Symlink("/etc/passwd", filepath.Join(clones[0], link)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Publish(context.Background(), clones[0], PublishOptions{Remote: bare, Branch: "rigor/results/b1", Base: base, Paths: []string{rec, link}, Message: "job"}); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	check := func(files []AddedFile) (out []Refused) {
+		for _, f := range files {
+			b, err := f.Read(context.Background(), 1<<20)
+			seen = append(seen, fmt.Sprintf("%s %v %q %v", f.Path, f.Regular(), b, err))
+			if !f.Regular() {
+				out = append(out, Refused{Path: f.Path, Reason: "a symlink"})
+			}
+		}
+		return out
+	}
+	_, err := Sync(context.Background(), module, SyncOptions{Check: check})
+	var fe *ForeignError
+	if !errors.As(err, &fe) || len(fe.Refused) != 1 || fe.Refused[0].Path != link {
+		t.Fatalf("got %v, want the symlink refused", err)
+	}
+	want := []string{rec + ` true "{\"from\": \"job\"}\n" <nil>`, link + ` false "/etc/passwd" <nil>`}
+	if !slices.Equal(seen, want) {
+		t.Errorf("the check saw\n%s\nwant\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := os.Lstat(filepath.Join(module, rec)); err == nil {
+		t.Errorf("a file of a refused branch was merged")
 	}
 }
 
@@ -100,7 +153,7 @@ func TestSync_conflict(t *testing.T) {
 	gitCLI(t, module, "commit", "-q", "-m", "here")
 	head := gitCLI(t, module, "rev-parse", "HEAD")
 
-	_, err := Sync(context.Background(), module, SyncOptions{})
+	_, err := Sync(context.Background(), module, SyncOptions{Check: allowAll})
 	var ce *ConflictError
 	if !errors.As(err, &ce) || len(ce.Paths) != 1 || ce.Paths[0] != rec+" (differs)" {
 		t.Fatalf("got %v, want a conflict on %s", err, rec)

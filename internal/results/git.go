@@ -179,3 +179,92 @@ func revisionRun(v *gitrepo.Revision, f gitrepo.File, name string) (*Run, error)
 	}
 	return r, nil
 }
+
+// maxSyncedRecord bounds the size of a record a results branch brings:
+// records are a few kilobytes; raw outputs are beside them, not in them.
+const maxSyncedRecord = 16 << 20
+
+// SyncCheck says which files a results branch (rigor results sync) may
+// not bring into the module whose experiments are those named: it may add
+// only regular files under results/<existing experiment id>/ that are
+// records, named <run id>.json and holding a record of that experiment
+// with that id, and the raw outputs each of those records lists, in
+// results/<experiment>/<run id>/. Everything else is refused with the
+// reason: an experiment, schema or build file, a symlink anywhere, a
+// record of an experiment the module does not have.
+func SyncCheck(ctx context.Context, experiments map[string]bool) func([]gitrepo.AddedFile) []gitrepo.Refused {
+	return func(files []gitrepo.AddedFile) []gitrepo.Refused {
+		var refused []gitrepo.Refused
+		refuse := func(f gitrepo.AddedFile, format string, args ...any) {
+			refused = append(refused, gitrepo.Refused{Path: f.Path, Reason: fmt.Sprintf(format, args...)})
+		}
+		// The records first: the raw outputs they list are allowed.
+		listed := map[string]bool{}
+		var raws []gitrepo.AddedFile
+		for _, f := range files {
+			if !f.Regular() {
+				what := "a symlink"
+				if f.Mode == "160000" {
+					what = "a submodule"
+				}
+				refuse(f, "%s: a results branch brings regular files only", what)
+				continue
+			}
+			rest, ok := strings.CutPrefix(f.Path, Dir+"/")
+			if !ok {
+				refuse(f, "outside %s/", Dir)
+				continue
+			}
+			exp, name, ok := splitExperiment(rest, experiments)
+			if !ok {
+				refuse(f, "not under the results of an experiment of this module")
+				continue
+			}
+			if id, ok := strings.CutSuffix(name, ".json"); ok && !strings.Contains(id, "/") {
+				if !IsRunID(id) {
+					refuse(f, "%s is not a run id", id)
+					continue
+				}
+				data, err := f.Read(ctx, maxSyncedRecord)
+				if err != nil {
+					refuse(f, "reading it: %v", err)
+					continue
+				}
+				r, err := Decode(data)
+				switch {
+				case err != nil:
+					refuse(f, "not a record: %v", err)
+				case r.Experiment != exp || r.ID != id:
+					refuse(f, "a record of %s, run %s, not of %s, run %s", r.Experiment, r.ID, exp, id)
+				default:
+					for _, n := range r.Files {
+						listed[path.Join(Dir, exp, id, n)] = true
+					}
+				}
+				continue
+			}
+			raws = append(raws, f)
+		}
+		for _, f := range raws {
+			if strings.Contains("/"+f.Path, "/.") {
+				refuse(f, "a hidden file")
+				continue
+			}
+			if !listed[f.Path] {
+				refuse(f, "not a raw output that a record of the branch lists")
+			}
+		}
+		return refused
+	}
+}
+
+// splitExperiment splits "qwen/base/20260101T000000Z-0001.json" into an
+// experiment id of the module and the rest; the longest id wins.
+func splitExperiment(rest string, experiments map[string]bool) (exp, name string, ok bool) {
+	for i := len(rest) - 1; i > 0; i-- {
+		if rest[i] == '/' && experiments[rest[:i]] {
+			return rest[:i], rest[i+1:], true
+		}
+	}
+	return "", "", false
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -36,8 +37,16 @@ var ErrSchema = errors.New("unsupported schema version")
 
 // Load reads and decodes a record file. Errors are *[LoadError]s naming
 // the file; a missing file wraps [ErrNotFound] as well as fs.ErrNotExist.
+//
+// A symlink is refused, not read: records are regular files, and one
+// linked out of results/ (a results branch, a hand edit) could make rigor
+// read any file as a record.
 func Load(path string) (*Run, error) {
-	data, err := os.ReadFile(path)
+	data, err := readNoFollow(path)
+	if errors.Is(err, errSymlink) {
+		target, _ := os.Readlink(path)
+		return nil, &LoadError{Path: path, Err: fmt.Errorf("a symlink (to %s), not a record: records are regular files, so it was not read", target)}
+	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, &LoadError{Path: path, Err: &kindError{msg: "no such file", kinds: []error{ErrNotFound, os.ErrNotExist}}}
@@ -136,4 +145,27 @@ func position(data []byte, off int) (line, col int) {
 	line = 1 + bytes.Count(data[:off], []byte{'\n'})
 	col = off - bytes.LastIndexByte(data[:off], '\n')
 	return line, col
+}
+
+var errSymlink = errors.New("a symlink")
+
+// readNoFollow reads a file that is not a symlink. The file opened must
+// be the one checked (os.SameFile), so a swap in between is caught too.
+func readNoFollow(path string) ([]byte, error) {
+	li, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if li.Mode()&os.ModeSymlink != 0 {
+		return nil, errSymlink
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !os.SameFile(li, fi) {
+		return nil, errSymlink
+	}
+	return io.ReadAll(f)
 }
