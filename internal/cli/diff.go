@@ -297,6 +297,31 @@ func sideRuns(sel *results.Selection, all bool) compare.Side {
 	return side
 }
 
+// history returns every recorded run of the sides' experiments, from
+// which compare estimates the noise between invocations of one lock on
+// one host (issue 25). Unreadable records are skipped: without them the
+// estimate is only smaller, and a comparison without one is untested.
+func history(store *results.Store, sides ...compare.Side) []results.Run {
+	seen := map[string]bool{}
+	var out []results.Run
+	for _, sd := range sides {
+		for _, r := range sd.Runs {
+			if r.Experiment == "" || seen[r.Experiment] {
+				continue
+			}
+			seen[r.Experiment] = true
+			sel, err := store.Resolve(context.Background(), r.Experiment)
+			if err != nil {
+				continue
+			}
+			for _, h := range sel.Runs {
+				out = append(out, *h)
+			}
+		}
+	}
+	return out
+}
+
 // parseDetect reads --detect: a change in percent, "2%" or "2".
 func parseDetect(s string) (float64, error) {
 	s = strings.TrimSpace(s)
@@ -364,7 +389,9 @@ func (c *diffCmd) Run(e *env) error {
 		return err
 	}
 	opts := compare.Options{Alpha: c.Alpha, Center: compare.Center(c.Center), Strict: c.Strict, IncludeIncomplete: c.Incomplete, Detect: detect}
-	rep, cerr := compare.Compare(sideRuns(a, c.All), sideRuns(b, c.All), opts)
+	sa, sb := sideRuns(a, c.All), sideRuns(b, c.All)
+	opts.History = history(store, sa, sb)
+	rep, cerr := compare.Compare(sa, sb, opts)
 	if rep == nil {
 		return cerr
 	}
@@ -374,6 +401,9 @@ func (c *diffCmd) Run(e *env) error {
 	case "csv":
 		err = compare.WriteCSV(e.stdout, rep)
 		// CSV holds the tables only: the notes and warnings go to stderr.
+		if rep.Untested != "" {
+			fmt.Fprintf(e.stderr, "rigor: note: %s\n", rep.Untested)
+		}
 		for _, n := range rep.Notes {
 			fmt.Fprintf(e.stderr, "rigor: note: %s\n", n)
 		}
@@ -406,6 +436,12 @@ func (c *diffCmd) Run(e *env) error {
 		return cerr
 	}
 	if c.FailOnRegression.On {
+		// The gate fails closed: a comparison whose rows are untested
+		// cannot show that nothing regressed.
+		if rep.Untested != "" {
+			return withHint(fmt.Errorf("--fail-on-regression: some rows are untested, so the gate cannot decide: %s", strings.TrimPrefix(rep.Untested, "untested: ")),
+				"compare runs of A and B interleaved in one invocation (rigor run A B --rounds 5), or invocations with a noise estimate from history")
+		}
 		if rows := rep.Regressions(c.FailOnRegression.Percent); len(rows) > 0 {
 			return &regressionError{rows: rows, percent: c.FailOnRegression.Percent}
 		}

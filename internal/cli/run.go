@@ -300,10 +300,10 @@ func (c *runCmd) Run(e *env) error {
 	} else {
 		printSummary(e, written)
 		if c.Rounds > 1 {
-			fmt.Fprintf(e.stdout, "\n%d %s of invocation %s (order seed %d); 'rigor diff' compares rounds as samples\n",
+			fmt.Fprintf(e.stdout, "\n%d %s of invocation %s (order seed %d); 'rigor diff' compares the experiments of one invocation round by round, as pairs\n",
 				c.Rounds, plural(c.Rounds, "round", "rounds"), rounds.Invocation, rounds.Seed)
 		} else {
-			compareWithPrevious(e, previous, written)
+			compareWithPrevious(e, store, previous, written)
 		}
 	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
@@ -476,7 +476,7 @@ func usesBinDir(p *engine.Plan) bool {
 
 // compareWithPrevious prints, for each point run now that ran before, the
 // comparison of this run with the latest earlier ok run of the point.
-func compareWithPrevious(e *env, previous []*results.Run, now []*results.Run) {
+func compareWithPrevious(e *env, store *results.Store, previous []*results.Run, now []*results.Run) {
 	for _, cur := range now {
 		if cur.Status != results.StatusOK {
 			continue
@@ -490,10 +490,9 @@ func compareWithPrevious(e *env, previous []*results.Run, now []*results.Run) {
 		if last == nil {
 			continue
 		}
-		rep, err := compare.Compare(
-			compare.Side{Label: "previous " + last.ID, Runs: []results.Run{*last}},
-			compare.Side{Label: "this run " + cur.ID, Runs: []results.Run{*cur}},
-			compare.Options{})
+		a := compare.Side{Label: "previous " + last.ID, Runs: []results.Run{*last}}
+		b := compare.Side{Label: "this run " + cur.ID, Runs: []results.Run{*cur}}
+		rep, err := compare.Compare(a, b, compare.Options{History: history(store, a, b)})
 		if err != nil {
 			continue
 		}

@@ -57,6 +57,12 @@ type Options struct {
 	// (--detect 2%): each table then says how many runs (or rounds) per
 	// side would detect it at the noise observed. 0: not asked.
 	Detect float64
+	// History holds earlier runs of the sides' experiments (any status,
+	// any invocation): the invocations of the same lock on the same host
+	// estimate the noise between invocations, which sides from separate
+	// invocations need for a verdict. nil: no estimate, such rows are
+	// [Untested].
+	History []results.Run
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -100,6 +106,14 @@ const (
 	// Changed: significantly different, for a metric with no known
 	// direction.
 	Changed Verdict = "changed"
+	// Untested: the design cannot tell a change from the machine's drift
+	// (one run a side, repetitions inside runs, requests of a serve run,
+	// invocations without a noise estimate): the row shows the delta and
+	// the intervals, and no test.
+	Untested Verdict = "untested"
+	// Confounded: significant, but the machine's state differed between
+	// the sides enough to explain the change (Row.Confound names it).
+	Confounded Verdict = "confounded"
 	// NoVerdict: one side has no value, so there is nothing to test.
 	NoVerdict Verdict = ""
 )
@@ -127,6 +141,9 @@ type Report struct {
 	Notes []string
 	// Warnings are non-fatal findings, printed after the tables.
 	Warnings []Warning
+	// Untested is one line when some rows carry no verdict: why, and the
+	// command that would make the comparison testable.
+	Untested string
 }
 
 // Units of the samples a row was tested on.
@@ -220,8 +237,21 @@ type Row struct {
 	// DetectN is how many samples (of Unit, or pairs) per side would
 	// detect a change of Options.Detect percent; 0 when not asked.
 	DetectN int
+	// Why says why an [Untested] row has no test.
+	Why string
+	// Confound names the machine state that explains a [Confounded]
+	// row's change.
+	Confound string
+	// NoiseDF is the degrees of freedom of the noise between invocations
+	// a [DecideHistory] row was tested against.
+	NoiseDF int
 
 	pairA, pairB []float64 // the paired run means, round by round
+	recsA, recsB []recSamples
+	runsA, runsB []*results.Run
+	serve        bool
+	sameInv      bool
+	noiseKey     string
 }
 
 // Summary describes one side's samples of one metric at one point.
@@ -539,7 +569,13 @@ func buildSide(s Side, def string, opts Options) *side {
 				p.metrics = append(p.metrics, pm)
 			}
 			var xs []float64
-			if len(m.Samples) > 0 {
+			if m.Test == serveTest {
+				// A serve run's samples are its requests: the run is
+				// the unit, and its recorded summary its one value.
+				if v, ok := runValue(m); ok {
+					xs = []float64{v}
+				}
+			} else if len(m.Samples) > 0 {
 				xs = m.Samples
 			} else if m.Value != 0 || m.Unit != "" {
 				// An engine summary without samples counts as one sample.
@@ -834,7 +870,8 @@ func Compare(a, b Side, opts Options) (*Report, error) {
 				continue
 			}
 			row := Row{Metric: key, Unit: m.unit, SampleUnit: UnitRepetitions, Direction: m.dir, Point: pr.a.label, Test: DecideMannWhitney}
-			byRun := ma != nil && mb != nil && len(ma.recs) >= 2 && len(mb.recs) >= 2
+			row.serve = m.test == serveTest
+			byRun := ma != nil && mb != nil && ((len(ma.recs) >= 2 && len(mb.recs) >= 2) || row.serve)
 			if byRun {
 				row.SampleUnit, row.Test = UnitRuns, DecideWelch
 				row.pairA, row.pairB = pairByRound(ma.recs, mb.recs)
@@ -842,13 +879,65 @@ func Compare(a, b Side, opts Options) (*Report, error) {
 					row.Test, row.Pairs = DecidePairedT, len(row.pairA)
 				}
 			}
+			if ma != nil && mb != nil {
+				row.recsA, row.recsB = ma.recs, mb.recs
+				row.runsA, row.runsB = runsOf(ma.recs), runsOf(mb.recs)
+				row.sameInv = sharesInvocation(ma.recs, mb.recs)
+			}
 			row.A = summarize(ma, opts, byRun, m.dir)
 			row.B = summarize(mb, opts, byRun, m.dir)
+			row.noiseKey = pr.a.key + "\x00" + key
+			if pr.a.key != pr.b.key {
+				row.noiseKey = ""
+			}
 			t.Rows = append(t.Rows, row)
 		}
-		rep.Warnings = append(rep.Warnings, testTable(&t, opts)...)
-		rep.Warnings = append(rep.Warnings, outlierWarnings(&t, rep.A.Label, rep.B.Label)...)
 		rep.Tables = append(rep.Tables, t)
+	}
+	// The figure to quote first.
+	slices.SortStableFunc(rep.Tables, func(x, y Table) int {
+		hx, hy := metric.IsHeadline(x.Name), metric.IsHeadline(y.Name)
+		switch {
+		case hx && !hy:
+			return -1
+		case hy && !hx:
+			return 1
+		}
+		return 0
+	})
+	hist := historyNoise(opts.History, []*side{sa, sb})
+	tests := make([]tableTests, len(rep.Tables))
+	var family []float64
+	for i := range rep.Tables {
+		tests[i] = testTable(&rep.Tables[i], opts, hist)
+		family = append(family, tests[i].ps...)
+	}
+	adj := stats.Holm(family)
+	k := 0
+	for _, p := range family {
+		if !math.IsNaN(p) {
+			k++
+		}
+	}
+	off := 0
+	why := ""
+	for i := range rep.Tables {
+		t := &rep.Tables[i]
+		n := len(tests[i].ps)
+		rep.Warnings = append(rep.Warnings, judgeTable(t, tests[i], adj[off:off+n], k, opts)...)
+		off += n
+		rep.Warnings = append(rep.Warnings, outlierWarnings(t, rep.A.Label, rep.B.Label)...)
+		for _, row := range t.Rows {
+			if row.Verdict == Untested && why == "" {
+				why = row.Why
+			}
+		}
+	}
+	if why != "" {
+		rep.Untested = testableLine(sa, sb, why)
+	}
+	if f := describeFamily(k); f != "" {
+		rep.Notes = append(rep.Notes, f)
 	}
 	rep.Notes = append(rep.Notes, unitNotes(rep)...)
 	rep.Warnings = append(rep.Warnings, machineWarnings(sa, sb)...)
@@ -913,18 +1002,65 @@ func summarize(m *pooled, opts Options, byRun bool, dir string) Summary {
 	return s
 }
 
-// testTable runs the tests of one table's rows, applies Holm over them,
-// decides the verdicts, adds the geomean row and returns the warnings.
-func testTable(t *Table, opts Options) []Warning {
-	var warns []Warning
-	ps := make([]float64, len(t.Rows))
-	up := make([]bool, len(t.Rows))
-	paired := make([]stats.PairedTest, len(t.Rows))
+// tableTests holds the raw tests of one table's rows: p (NaN for a row
+// that is untested or one-sided), the direction of the change and the
+// paired test of a paired row.
+type tableTests struct {
+	ps     []float64
+	up     []bool
+	paired []stats.PairedTest
+}
+
+// testTable runs the tests of one table's rows by their design (see
+// verdict.go): paired rounds, or separate invocations against the noise
+// of the history; every other row is [Untested]. The Holm correction is
+// applied by the caller over every table's rows together.
+func testTable(t *Table, opts Options, hist map[string]invNoise) tableTests {
+	tt := tableTests{ps: make([]float64, len(t.Rows)), up: make([]bool, len(t.Rows)), paired: make([]stats.PairedTest, len(t.Rows))}
 	for i := range t.Rows {
 		row := &t.Rows[i]
 		row.Delta, row.P, row.PAdjusted, row.WelchP = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		row.MDE, row.SignFlipP, row.RankP = math.NaN(), math.NaN(), math.NaN()
-		ps[i] = math.NaN()
+		tt.ps[i] = math.NaN()
+		if row.A.N == 0 || row.B.N == 0 {
+			continue
+		}
+		if row.A.Center != 0 {
+			row.Delta = (row.B.Center/row.A.Center - 1) * 100
+		}
+		if row.Test == DecidePairedT {
+			pt := stats.PairedLogT(row.pairA, row.pairB)
+			if !math.IsNaN(pt.P) {
+				tt.paired[i] = pt
+				row.P, row.SignFlipP = pt.P, pt.SignFlipP
+				row.Separated = pt.SignFlipP == 2/math.Exp2(float64(pt.N))
+				tt.ps[i], tt.up[i] = pt.P, pt.MeanLogRatio > 0
+				continue
+			}
+			row.Pairs = 0
+		}
+		if est, ok := hist[row.noiseKey]; ok && row.noiseKey != "" && !row.sameInv {
+			if p, up, ok := historyTest(row.recsA, row.recsB, est); ok {
+				row.Test, row.P, row.NoiseDF = DecideHistory, p, est.df
+				tt.ps[i], tt.up[i] = p, up
+				continue
+			}
+		}
+		row.Test, row.Pairs = "", 0
+		row.Why = untestedWhy(row, row.sameInv)
+	}
+	return tt
+}
+
+// judgeTable gives each row of a table its verdict from the Holm-adjusted
+// p-values of the whole report (adj, one per row; k tested rows in the
+// family), the minimum detectable change, the confounding check, the
+// warnings and the geomean row.
+func judgeTable(t *Table, tt tableTests, adj []float64, k int, opts Options) []Warning {
+	var warns []Warning
+	var inconclusive []*Row
+	for i := range t.Rows {
+		row := &t.Rows[i]
 		if row.A.N == 0 || row.B.N == 0 {
 			side := "A"
 			if row.A.N == 0 {
@@ -934,95 +1070,38 @@ func testTable(t *Table, opts Options) []Warning {
 				Message: "measured on " + side + " only"})
 			continue
 		}
-		if row.A.Center != 0 {
-			row.Delta = (row.B.Center/row.A.Center - 1) * 100
-		}
-		row.WelchP = stats.Welch(row.A.Samples, row.B.Samples).P
-		if row.Test == DecidePairedT {
-			pt := stats.PairedLogT(row.pairA, row.pairB)
-			if !math.IsNaN(pt.P) {
-				paired[i] = pt
-				row.P, row.SignFlipP = pt.P, pt.SignFlipP
-				row.Separated = pt.SignFlipP == 2/math.Exp2(float64(pt.N))
-				ps[i], up[i] = pt.P, pt.MeanLogRatio > 0
-				continue
-			}
-			// No spread of the ratios (or a zero): the runs unpaired.
-			row.Test, row.Pairs = DecideWelch, 0
-		}
-		u := stats.MannWhitney(row.A.Samples, row.B.Samples)
-		row.Separated = u.Separated(row.A.N, row.B.N)
-		if row.Test == DecideWelch {
-			if wt := stats.Welch(row.A.Samples, row.B.Samples); !math.IsNaN(wt.P) {
-				row.P, row.RankP = wt.P, u.P
-				ps[i], up[i] = wt.P, wt.T > 0
-				continue
-			}
-			// No variance on either side: the rank test decides.
-			row.Test = DecideMannWhitney
-		}
-		row.P, row.Exact = u.P, u.Exact
-		ps[i] = u.P
-		// U above its mean means A tends to exceed B.
-		up[i] = u.U < float64(row.A.N*row.B.N)/2
-	}
-	adj := stats.Holm(ps)
-	var inconclusive []*Row
-	k := 0
-	for _, p := range ps {
-		if !math.IsNaN(p) {
-			k++
-		}
-	}
-	for i := range t.Rows {
-		row := &t.Rows[i]
-		if math.IsNaN(ps[i]) {
+		if math.IsNaN(tt.ps[i]) {
+			row.Verdict = Untested
 			continue
 		}
 		row.PAdjusted = adj[i]
 		row.Verdict = Inconclusive
+		up := tt.up[i]
 		if row.PAdjusted < opts.Alpha {
 			switch {
-			case t.Direction == results.HigherIsBetter && up[i], t.Direction == results.LowerIsBetter && !up[i]:
+			case t.Direction == results.HigherIsBetter && up, t.Direction == results.LowerIsBetter && !up:
 				row.Verdict = Better
 			case t.Direction == results.HigherIsBetter || t.Direction == results.LowerIsBetter:
 				row.Verdict = Worse
 			default:
 				row.Verdict = Changed
 			}
-		}
-		noise := pooledSD(row.A, row.B)
-		row.Needed = stats.Repetitions(row.B.Center-row.A.Center, noise, opts.Alpha, opts.Power, k)
-		if math.IsNaN(noise) && row.Needed == 0 {
-			// One sample a side: the noise is unknown, but the floor of
-			// the exact test still holds.
-			row.Needed = stats.Repetitions(1, 0, opts.Alpha, opts.Power, k)
+			if c := confounder(row, t.Direction); c != "" {
+				row.Verdict, row.Confound = Confounded, c
+				warns = append(warns, Warning{Kind: WarnMachine, Metric: t.Metric, Point: row.Point,
+					Message: fmt.Sprintf("confounded: %s %s, but %s, which can explain it", t.Metric, fmtDelta(row.Delta), c)})
+			}
 		}
 		if row.Test == DecidePairedT {
-			pt := paired[i]
+			pt := tt.paired[i]
 			row.MDE = stats.PairedDetectableChange(pt.SDLogRatio, pt.N, opts.Alpha, opts.Power, k)
 			row.Needed = stats.PairedRepetitions(row.Delta, pt.SDLogRatio, opts.Alpha, opts.Power, k)
 			if opts.Detect > 0 {
 				row.DetectN = stats.PairedRepetitions(opts.Detect, pt.SDLogRatio, opts.Alpha, opts.Power, k)
 			}
-		} else if row.Test == DecideWelch {
-			row.MDE = stats.TDetectableChange(noise, row.A.Center, row.A.N, row.B.N, opts.Alpha, opts.Power, k)
-			row.Needed = stats.TRepetitions(row.B.Center-row.A.Center, noise, opts.Alpha, opts.Power, k)
-			if opts.Detect > 0 {
-				row.DetectN = stats.TRepetitions(opts.Detect/100*row.A.Center, noise, opts.Alpha, opts.Power, k)
-			}
-		} else {
-			row.MDE = stats.DetectableChange(noise, row.A.Center, row.A.N, row.B.N, opts.Alpha, opts.Power, k)
-			if opts.Detect > 0 && !math.IsNaN(noise) {
-				row.DetectN = stats.Repetitions(opts.Detect/100*row.A.Center, noise, opts.Alpha, opts.Power, k)
-			}
 		}
 		if row.Verdict == Inconclusive {
-			if w, ok := smallSampleWarning(t, row, k, noise, opts); ok {
-				warns = append(warns, w)
-			} else {
-				inconclusive = append(inconclusive, row)
-			}
+			inconclusive = append(inconclusive, row)
 		}
 	}
 	if w, ok := powerWarning(t, inconclusive); ok {
@@ -1131,40 +1210,6 @@ func perSide(row *Row) string {
 		return fmt.Sprintf("%d %s per side", row.A.N, unit)
 	}
 	return fmt.Sprintf("%d vs %d %s", row.A.N, row.B.N, unit)
-}
-
-func smallSampleWarning(t *Table, row *Row, k int, noise float64, opts Options) (Warning, bool) {
-	w := Warning{Kind: WarnSmallSample, Metric: t.Metric, Point: row.Point}
-	if row.Test != DecideMannWhitney {
-		return w, false
-	}
-	minP := stats.MinPValue(row.A.N, row.B.N)
-	var b strings.Builder
-	switch {
-	case minP*float64(k) >= opts.Alpha:
-		fmt.Fprintf(&b, "n=%d vs %d %s: the smallest p an exact rank test can give is %s", row.A.N, row.B.N, row.SampleUnit, fmtP(minP))
-		if k > 1 {
-			fmt.Fprintf(&b, ", %s after Holm over %d comparisons", fmtP(math.Min(1, minP*float64(k))), k)
-		}
-		fmt.Fprintf(&b, ", above α=%s", fmtLevel(opts.Alpha))
-	default:
-		return w, false
-	}
-	floor := stats.Repetitions(1, 0, opts.Alpha, opts.Power, k)
-	fmt.Fprintf(&b, ": no change can be told from noise with %s; %d per side is the least that can", perSide(row), floor)
-	if row.Separated && row.A.N > 0 {
-		hi := "above"
-		if row.B.Center < row.A.Center {
-			hi = "below"
-		}
-		fmt.Fprintf(&b, " (every B sample is %s every A sample, the strongest evidence %d vs %d can give", hi, row.A.N, row.B.N)
-		if !math.IsNaN(row.WelchP) {
-			fmt.Fprintf(&b, "; Welch's t-test, which assumes normal noise, gives p=%s", fmtP(row.WelchP))
-		}
-		b.WriteString(")")
-	}
-	w.Message = b.String()
-	return w, true
 }
 
 // powerWarning says, for the inconclusive rows of a table, the smallest
@@ -1284,10 +1329,11 @@ func countWord(n int) string {
 	return strconv.Itoa(n) + " samples"
 }
 
-// unitNotes says which unit of replication the tables used and why the
-// other is weaker.
+// unitNotes says which designs the rows were tested by, and what the
+// intervals of the untested rows stand on.
 func unitNotes(rep *Report) []string {
-	var runs, reps, paired bool
+	var history, reps, serve bool
+	paired := false
 	unpairedA, unpairedB := 0, 0
 	for _, t := range rep.Tables {
 		for _, r := range t.Rows {
@@ -1298,9 +1344,11 @@ func unitNotes(rep *Report) []string {
 			case r.Test == DecidePairedT:
 				paired = true
 				unpairedA, unpairedB = max(unpairedA, r.A.N-r.Pairs), max(unpairedB, r.B.N-r.Pairs)
-			case r.SampleUnit == UnitRuns:
-				runs = true
-			default:
+			case r.Test == DecideHistory:
+				history = true
+			case r.serve:
+				serve = true
+			case r.SampleUnit == UnitRepetitions:
 				reps = true
 			}
 		}
@@ -1314,14 +1362,15 @@ func unitNotes(rep *Report) []string {
 		}
 		notes = append(notes, n)
 	}
-	if runs {
-		notes = append(notes, "samples are runs: each run's mean (one engine process) is one sample, tested with Welch's t-test; "+
-			"the repetitions inside a run share whatever the machine was doing that minute, so they understate the noise between runs")
+	if history {
+		notes = append(notes, "separate invocations: each invocation's mean is one sample, tested against the spread of earlier invocations of the same lock on the same host (a t-test on the log means)")
 	}
 	if reps {
-		notes = append(notes, "samples are repetitions inside the runs (a side has fewer than 2 runs of the point): "+
-			"they share the machine's state of their minute, so load that changed between A and B is invisible to the test; "+
-			"record at least 2 runs per side (rigor run --rounds) to test on runs")
+		notes = append(notes, "the intervals of a side with one run are over the repetitions inside it: "+
+			"they share the machine's state of their minute and understate the noise between runs, so they are not tested")
+	}
+	if serve {
+		notes = append(notes, "serve runs: each run is one sample, its requests summarised (mean, median, percentiles as recorded); the requests are not repetitions")
 	}
 	return notes
 }

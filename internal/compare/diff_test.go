@@ -3,12 +3,14 @@ package compare
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/rigorbench/rigor/internal/compare/stats"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 )
@@ -33,12 +35,10 @@ func TestCompare_seed000(t *testing.T) {
 	if !near(row.A.Center, 14.2924, 1e-9) || !near(row.B.Center, 16.3836, 1e-9) || !near(row.Delta, 14.6315524, 1e-6) {
 		t.Errorf("centers %g → %g (%+.4f%%), want 14.2924 → 16.3836 (+14.6316%%)", row.A.Center, row.B.Center, row.Delta)
 	}
-	if row.P != 0.1 || !row.Exact || !row.Separated || row.Verdict != Inconclusive || row.Needed != 4 {
-		t.Errorf("row = p %g exact %v separated %v verdict %q needed %d; want p 0.1, exact, separated, ~, 4",
-			row.P, row.Exact, row.Separated, row.Verdict, row.Needed)
-	}
-	if !near(row.WelchP, 0.006165191, 1e-6) {
-		t.Errorf("Welch p = %g, want 0.006165191 (R t.test)", row.WelchP)
+	// One run a side: the repetitions share their minute's machine
+	// state, so nothing is tested (issue 25).
+	if !math.IsNaN(row.P) || row.Verdict != Untested || row.Why == "" {
+		t.Errorf("row = p %g verdict %q why %q; want no test, untested, a reason", row.P, row.Verdict, row.Why)
 	}
 	var text strings.Builder
 	if err := WriteText(&text, rep, 0); err != nil {
@@ -47,8 +47,9 @@ func TestCompare_seed000(t *testing.T) {
 	for _, want := range []string{
 		"flags.nkvo: 1 → 0",
 		"14.29", "16.38", "+14.6%",
-		"n=3 vs 3 repetitions: the smallest p an exact rank test can give is 0.100, above α=0.05: no change can be told from noise with 3 repetitions per side; 4 per side is the least that can",
-		"samples are repetitions inside the runs (a side has fewer than 2 runs of the point)",
+		"untested",
+		"'rigor run minimax-m27-b70/baseline minimax-m27-b70/kvoffload --rounds 5' runs A and B interleaved in one invocation and gives a verdict",
+		"the intervals of a side with one run are over the repetitions inside it",
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text output lacks %q:\n%s", want, text.String())
@@ -79,10 +80,10 @@ func TestCompare_sweep(t *testing.T) {
 		for _, r := range tb.Rows {
 			pts = append(pts, r.Point)
 			verdicts[tb.Metric] = append(verdicts[tb.Metric], r.Verdict)
-			// Two runs a side: the runs are the samples (their means), and
-			// Welch's t-test decides; the 10 repetitions are counted.
-			if r.A.N != 2 || r.B.N != 2 || r.A.Runs != 2 || r.B.Runs != 2 || r.A.Reps != 10 || r.SampleUnit != UnitRuns || (r.Test != DecideWelch && !(r.A.Stddev == 0 && r.B.Stddev == 0)) {
-				t.Errorf("%s %s: n %d/%d from %d/%d runs (%d repetitions), unit %s, test %s; want 2/2 from 2/2 (10), runs, welch-t",
+			// Two runs a side: the runs are the samples (their means); from
+			// separate invocations without history nothing is tested.
+			if r.A.N != 2 || r.B.N != 2 || r.A.Runs != 2 || r.B.Runs != 2 || r.A.Reps != 10 || r.SampleUnit != UnitRuns || r.Test != "" {
+				t.Errorf("%s %s: n %d/%d from %d/%d runs (%d repetitions), unit %s, test %s; want 2/2 from 2/2 (10), runs, untested",
 					tb.Metric, r.Point, r.A.N, r.B.N, r.A.Runs, r.B.Runs, r.A.Reps, r.SampleUnit, r.Test)
 			}
 		}
@@ -94,9 +95,9 @@ func TestCompare_sweep(t *testing.T) {
 		}
 	}
 	want := map[string][]Verdict{
-		"tokSOut tg128":    {Better, Inconclusive, Worse},
-		"ttftMs":           {Better, Inconclusive, Inconclusive},
-		"tokSPrompt pp512": {Inconclusive, Inconclusive, Inconclusive},
+		"tokSOut tg128":    {Untested, Untested, Untested},
+		"ttftMs":           {Untested, Untested, Untested},
+		"tokSPrompt pp512": {Untested, Untested, Untested},
 	}
 	for k, v := range want {
 		if !slices.Equal(verdicts[k], v) {
@@ -111,9 +112,8 @@ func TestCompare_sweep(t *testing.T) {
 			}
 		}
 	}
-	reg := rep.Regressions(5)
-	if len(reg) != 1 || reg[0].Metric != "tokSOut tg128" || reg[0].Point != "ub=64" {
-		t.Errorf("Regressions(5) = %+v, want tokSOut tg128 at ub=64", reg)
+	if reg := rep.Regressions(5); len(reg) != 0 {
+		t.Errorf("Regressions(5) = %+v, want none: nothing was tested", reg)
 	}
 	if reg := rep.Regressions(10); len(reg) != 0 {
 		t.Errorf("Regressions(10) = %+v, want none (the loss is 6%%)", reg)
@@ -126,7 +126,7 @@ func TestCompare_sweep(t *testing.T) {
 	for _, w := range rep.Warnings {
 		kinds[w.Kind]++
 	}
-	for _, k := range []WarningKind{WarnStatus, WarnIncomparable, WarnMixed, WarnSmallSample} {
+	for _, k := range []WarningKind{WarnStatus, WarnIncomparable, WarnMixed} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s warning in %v", k, rep.Warnings)
 		}
@@ -319,12 +319,9 @@ func TestCompare_medianAndLowerIsBetter(t *testing.T) {
 	if row.A.Center != 103 || row.A.Low != 100 || row.A.High != 106 || !near(row.A.Confidence, 0.984375, 1e-12) {
 		t.Errorf("median summary %+v, want 103 in [100, 106] at 0.984375", row.A)
 	}
-	// 7 vs 7 separated: 2/C(14,7) = 2/3432 (R: wilcox.test(100:106, 90:96)).
-	if !near(row.P, 2.0/3432, 1e-12) || row.Verdict != Better {
-		t.Errorf("p %g verdict %q, want %g and better (lower latency)", row.P, row.Verdict, 2.0/3432)
-	}
-	if row.Needed != 0 && row.Needed > 7 {
-		t.Errorf("needed %d, want ≤ 7 for a significant change", row.Needed)
+	// 7 vs 7 repetitions of one run a side: however separated, untested.
+	if !math.IsNaN(row.P) || row.Verdict != Untested || row.Direction != results.LowerIsBetter {
+		t.Errorf("p %g verdict %q direction %q, want no test, untested, lower", row.P, row.Verdict, row.Direction)
 	}
 }
 
@@ -338,49 +335,62 @@ func TestCompare_samplesFromValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := rep.Tables[0].Rows[0]
-	if row.A.N != 1 || row.P != 1 || row.Verdict != Inconclusive || row.Needed != 4 {
-		t.Errorf("row n %d p %g verdict %q needed %d, want 1, 1, ~, 4", row.A.N, row.P, row.Verdict, row.Needed)
+	if row.A.N != 1 || !math.IsNaN(row.P) || row.Verdict != Untested {
+		t.Errorf("row n %d p %g verdict %q, want 1, no test, untested", row.A.N, row.P, row.Verdict)
 	}
-	found := false
-	for _, w := range rep.Warnings {
-		found = found || strings.Contains(w.Message, "no change can be told from noise with 1 repetition per side; 4 per side is the least that can")
+	// A single value has no interval: "n = 1", never "± ∞".
+	var text strings.Builder
+	if err := WriteText(&text, rep, 0); err != nil {
+		t.Fatal(err)
 	}
-	if !found {
-		t.Errorf("no warning about unknown noise in %v", rep.Warnings)
+	if !strings.Contains(text.String(), "n = 1") || strings.Contains(text.String(), "∞") {
+		t.Errorf("text shows no \"n = 1\" or an infinite interval:\n%s", text.String())
 	}
 }
 
 func TestCompare_holmAcrossPoints(t *testing.T) {
-	// Three points at 4 vs 4, each fully separated: raw p = 2/70 = 0.0286
-	// each, but Holm multiplies the smallest by 3: 0.0857, inconclusive;
-	// the warning says so.
+	// Three points and two metrics in paired rounds: the six p-values are
+	// one family, corrected together by Holm (issue 25), not per metric.
 	var a, b []results.Run
 	for ub := 1; ub <= 3; ub++ {
 		sw := map[string]any{"flags.ub": ub}
-		a = append(a, results.Run{ID: "a", Status: "ok", Swept: sw, Metrics: []results.Metric{{Name: "tokSOut", Direction: "higher", Samples: []float64{1, 2, 3, 4}}}})
-		b = append(b, results.Run{ID: "b", Status: "ok", Swept: sw, Metrics: []results.Metric{{Name: "tokSOut", Direction: "higher", Samples: []float64{5, 6, 7, 8}}}})
+		for k := 1; k <= 4; k++ {
+			f := 1 + 0.01*noise[k+ub]
+			ms := func(scale float64) []results.Metric {
+				return []results.Metric{
+					{Name: "tokSOut", Direction: "higher", Samples: []float64{100 * scale * f}},
+					{Name: "tokSPrompt", Direction: "higher", Samples: []float64{1000 * scale * f * (1 + 0.01*noise[k])}},
+				}
+			}
+			a = append(a, results.Run{ID: fmt.Sprint("a", ub, k), Status: "ok", Swept: sw, Invocation: "i", Round: k, Metrics: ms(1)})
+			b = append(b, results.Run{ID: fmt.Sprint("b", ub, k), Status: "ok", Swept: sw, Invocation: "i", Round: k, Metrics: ms(1 + 0.01*float64(ub)*noise[k])})
+		}
 	}
 	rep, err := Compare(Side{"a", a}, Side{"b", b}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rep.Tables[0].Rows {
-		if !near(r.P, 2.0/70, 1e-12) || !near(r.PAdjusted, 6.0/70, 1e-12) || r.Verdict != Inconclusive {
-			t.Errorf("%s: p %g adj %g verdict %q; want 2/70, 6/70, ~", r.Point, r.P, r.PAdjusted, r.Verdict)
+	var ps []float64
+	for _, tb := range rep.Tables {
+		for _, r := range tb.Rows {
+			if r.Test != DecidePairedT {
+				t.Fatalf("%s %s: test %q, want paired", tb.Metric, r.Point, r.Test)
+			}
+			ps = append(ps, r.P)
 		}
-		if r.Needed != 5 {
-			t.Errorf("%s: needed %d, want 5 (2/C(10,5) = 0.0079 < 0.05/3)", r.Point, r.Needed)
+	}
+	adj := stats.Holm(ps)
+	i := 0
+	for _, tb := range rep.Tables {
+		for _, r := range tb.Rows {
+			if !near(r.PAdjusted, adj[i], 1e-12) {
+				t.Errorf("%s %s: adjusted p %g, want %g (Holm over all %d rows)", tb.Metric, r.Point, r.PAdjusted, adj[i], len(ps))
+			}
+			i++
 		}
 	}
-	msg := ""
-	for _, w := range rep.Warnings {
-		msg += w.Error() + "\n"
-	}
-	if !strings.Contains(msg, "n=4 vs 4 repetitions: the smallest p an exact rank test can give is 0.029, 0.086 after Holm over 3 comparisons, above α=0.05") {
-		t.Errorf("warnings lack the Holm explanation:\n%s", msg)
-	}
-	if g := rep.Tables[0].Geomean; g == nil || !near(g.Delta, (6.5/2.5-1)*100, 1e-9) {
-		t.Errorf("geomean %+v, want +160%%", g)
+	if len(ps) != 6 || !slices.Contains(rep.Notes, describeFamily(6)) {
+		t.Errorf("%d p-values, notes %q; want 6 and the family note", len(ps), rep.Notes)
 	}
 }
 
@@ -458,15 +468,16 @@ func Example() {
 	//
 	// tokSOut tg64 (tok/s, higher is better; wall clock, the figure to quote)
 	// baseline            kvoffload
-	//  mean  ± 95% CI  n   mean  ± 95% CI  n   delta      p  welch p  verdict
-	// 14.29  ± 6.3%    3  16.38  ± 1.6%    3  +14.6%  0.100    0.006  ~
+	//  mean  ± 95% CI  n   mean  ± 95% CI  n   delta  verdict
+	// 14.29  ± 6.3%    3  16.38  ± 1.6%    3  +14.6%  untested
+	//
+	// untested: the samples are repetitions inside one run a side, which share the machine's state of their minute; 'rigor run minimax-m27-b70/baseline minimax-m27-b70/kvoffload --rounds 5' runs A and B interleaved in one invocation and gives a verdict
 	//
 	// Samples:
-	//   samples are repetitions inside the runs (a side has fewer than 2 runs of the point): they share the machine's state of their minute, so load that changed between A and B is invisible to the test; record at least 2 runs per side (rigor run --rounds) to test on runs
+	//   the intervals of a side with one run are over the repetitions inside it: they share the machine's state of their minute and understate the noise between runs, so they are not tested
 	//
 	// Warnings:
 	//   model file hashes are not recorded for runs of baseline and kvoffload: the model bytes are not checked
-	//   tokSOut tg64: n=3 vs 3 repetitions: the smallest p an exact rank test can give is 0.100, above α=0.05: no change can be told from noise with 3 repetitions per side; 4 per side is the least that can (every B sample is above every A sample, the strongest evidence 3 vs 3 can give; Welch's t-test, which assumes normal noise, gives p=0.006)
 }
 
 func TestCompare_singlePointsWithDifferentSweeps(t *testing.T) {

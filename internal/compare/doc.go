@@ -29,12 +29,42 @@
 //  6. Comparability guard (see below).
 //  7. One [Table] per metric, one [Row] per matched point: each side's
 //     [Summary] (with its outliers and warm-up runs), the delta of the
-//     centers, the tests, the Holm correction, the verdict, the minimum
-//     detectable change at the current n; a geomean row when the table has
-//     two rows or more. Report.Notes say which samples the tests used and
-//     why; machine-state warnings compare the busiest run of each side.
+//     centers, the test its design allows (see "When there is a
+//     verdict"), the Holm correction over every tested row of the report,
+//     the verdict, the minimum detectable change at the current n; a
+//     geomean row when the table has two rows or more. The table of the
+//     figure to quote (tokSOut) comes first. Report.Notes say which
+//     samples the tests used and why; Report.Untested says why rows have
+//     no test and which command would give one; machine-state warnings
+//     compare the busiest run of each side.
+//
+// # When there is a verdict
+//
+// A verdict (better, worse, changed) is given only when the units are
+// runs and the design separates the change from the machine's drift
+// (issue 25; verdict.go):
+//
+//  1. paired rounds: runs of A and B in the same rounds of one
+//     invocation (rigor run A B --rounds K), [DecidePairedT];
+//  2. separate invocations with an estimate of the noise between
+//     invocations from Options.History: the invocation means of earlier
+//     invocations of the same experiment, point, lock digest and host,
+//     at least [MinHistoryDF] degrees of freedom, [DecideHistory].
+//
+// Every other row (one run a side, the repetitions inside runs, a serve
+// run's requests, separate invocations without history) is [Untested]:
+// delta and intervals, no p-value. A significant row whose sides ran
+// under machine states that can explain at least half the change (the
+// share of the cores other processes took, the lowest CPU clock) is
+// [Confounded], and a warning names the state. A serve metric (test
+// "serve") counts one value per run, its recorded summary: its samples
+// are requests, not repetitions.
 //
 // # The statistics, and why
+//
+// What follows describes the tests the designs above use; the rank and
+// Welch tests remain in package stats, and decide nothing on their own
+// since issue 25.
 //
 // The two anchors: benchstat reports the median with a distribution-free
 // order-statistic interval, tests with the Mann–Whitney U test and calls a
@@ -73,10 +103,11 @@
 //   - Welch's t-test is reported beside it (Row.WelchP) and never decides:
 //     it is the only test that can give a small p at n = 3, but only by
 //     assuming normal noise, which three samples cannot check.
-//   - Multiple comparisons: within one metric's table the p-values of its
-//     points are a family, adjusted by Holm's step-down method (uniformly
-//     more powerful than Bonferroni, valid under any dependence). Different
-//     metrics answer different questions and are not pooled.
+//   - Multiple comparisons: the p-values of every tested row of the
+//     report, over metrics and points, are one family, adjusted by Holm's
+//     step-down method (uniformly more powerful than Bonferroni, valid
+//     under any dependence): a diff is read as a whole, so its chance of
+//     any false verdict is what α bounds.
 //   - Verdict: Better or Worse when the adjusted p < α, in the metric's
 //     direction (Metric.Direction; when missing, tokS* is higher-is-better
 //     and *Ms, *Gb lower-is-better); the direction of the change is the

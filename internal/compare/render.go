@@ -121,6 +121,9 @@ func fmtCI(s Summary, level float64) string {
 	if s.N == 0 {
 		return ""
 	}
+	if s.N == 1 {
+		return "n = 1"
+	}
 	if !(stats.Interval{Low: s.Low, High: s.High, Confidence: s.Confidence}).Available(level) || s.Center == 0 {
 		return "± ∞"
 	}
@@ -157,6 +160,7 @@ func verdictWord(v Verdict) string {
 	case NoVerdict:
 		return "none"
 	}
+	// untested, confounded, better, worse, changed
 	return string(v)
 }
 
@@ -228,7 +232,7 @@ func (r *Report) decidingTest() string {
 		}
 	}
 	if test == "" {
-		return DecideMannWhitney
+		return "none"
 	}
 	return test
 }
@@ -276,7 +280,7 @@ func colorVerdict(v Verdict, s string) string {
 		return ansiGreen + s + ansiReset
 	case Worse:
 		return ansiRed + s + ansiReset
-	case Changed:
+	case Changed, Confounded:
 		return ansiYellow + s + ansiReset
 	}
 	return s
@@ -295,17 +299,27 @@ func (r *Report) singlePoint() bool {
 	return true
 }
 
-// holmApplied reports whether any table corrected over several rows.
+// holmApplied reports whether the family of tested rows, over every
+// metric and point, held several.
 func (r *Report) holmApplied() bool {
+	k := 0
 	for _, t := range r.Tables {
-		k := 0
 		for _, row := range t.Rows {
 			if !math.IsNaN(row.P) {
 				k++
 			}
 		}
-		if k > 1 {
-			return true
+	}
+	return k > 1
+}
+
+// tested reports whether any row was tested.
+func (r *Report) tested() bool {
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if !math.IsNaN(row.P) {
+				return true
+			}
 		}
 	}
 	return false
@@ -528,7 +542,7 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 		}
 	}
 
-	single, holm := r.singlePoint(), r.holmApplied()
+	single, holm, tested := r.singlePoint(), r.holmApplied(), r.tested()
 	for _, t := range r.Tables {
 		b.WriteString("\n")
 		b.WriteString(describeTable(t) + "\n")
@@ -538,22 +552,34 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 			head = append(head, "point")
 		}
 		ci := fmt.Sprintf("± %s%% CI", fmtLevel(r.Confidence*100))
-		head = append(head, string(r.Center), ci, "n", string(r.Center), ci, "n", "delta", "p")
+		head = append(head, string(r.Center), ci, "n", string(r.Center), ci, "n", "delta")
+		if tested {
+			head = append(head, "p")
+		}
 		if holm {
 			head = append(head, "p (Holm)")
 		}
-		head = append(head, secondaryHead(t), "verdict")
+		if tested {
+			head = append(head, secondaryHead(t))
+		}
+		head = append(head, "verdict")
 		g.rows = append(g.rows, head)
 		off := 0
 		if !single {
 			off = 1
 			g.right = append(g.right, false)
 		}
-		g.right = append(g.right, true, false, true, true, false, true, true, true)
+		g.right = append(g.right, true, false, true, true, false, true, true)
+		if tested {
+			g.right = append(g.right, true)
+		}
 		if holm {
 			g.right = append(g.right, true)
 		}
-		g.right = append(g.right, true, false)
+		if tested {
+			g.right = append(g.right, true)
+		}
+		g.right = append(g.right, false)
 		verdicts := map[int]Verdict{}
 		addRow := func(row Row, geo bool) {
 			var cells []string
@@ -561,18 +587,30 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 				cells = append(cells, row.Point)
 			}
 			if geo {
-				cells = append(cells, fmtNum(row.A.Center), "", "", fmtNum(row.B.Center), "", "", fmtDelta(row.Delta), "")
+				cells = append(cells, fmtNum(row.A.Center), "", "", fmtNum(row.B.Center), "", "", fmtDelta(row.Delta))
+				if tested {
+					cells = append(cells, "")
+				}
 				if holm {
 					cells = append(cells, "")
 				}
-				cells = append(cells, "", "")
+				if tested {
+					cells = append(cells, "")
+				}
+				cells = append(cells, "")
 			} else {
 				cells = append(cells, fmtCenter(row.A), fmtCI(row.A, r.Confidence), fmtN(row.A),
-					fmtCenter(row.B), fmtCI(row.B, r.Confidence), fmtN(row.B), fmtDelta(row.Delta), fmtP(row.P))
+					fmtCenter(row.B), fmtCI(row.B, r.Confidence), fmtN(row.B), fmtDelta(row.Delta))
+				if tested {
+					cells = append(cells, fmtP(row.P))
+				}
 				if holm {
 					cells = append(cells, fmtP(row.PAdjusted))
 				}
-				cells = append(cells, fmtP(secondary(row)), fmtVerdict(row.Verdict))
+				if tested {
+					cells = append(cells, fmtP(secondary(row)))
+				}
+				cells = append(cells, fmtVerdict(row.Verdict))
 				verdicts[len(g.rows)] = row.Verdict
 			}
 			g.rows = append(g.rows, cells)
@@ -612,6 +650,9 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 			}
 			b.WriteString(line + "\n")
 		}
+	}
+	if r.Untested != "" {
+		b.WriteString("\n" + wrap(r.Untested, width, 2) + "\n")
 	}
 	if r.infinite() {
 		b.WriteString("\n± ∞: no " + fmtLevel(r.Confidence*100) + "% interval: the mean needs 2 samples, the median 6\n")
@@ -665,7 +706,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 		b.WriteString("\n")
 	}
-	single, holm := r.singlePoint(), r.holmApplied()
+	single, holm, tested := r.singlePoint(), r.holmApplied(), r.tested()
 	for _, t := range r.Tables {
 		fmt.Fprintf(&b, "\n### %s\n\n", mdEscape(t.Metric))
 		title := describeTable(t)
@@ -674,12 +715,18 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		if !single {
 			head, align = append(head, "point"), append(align, "---")
 		}
-		head = append(head, mdEscape(r.A.Label), "n", mdEscape(r.B.Label), "n", "delta", "p")
-		align = append(align, "--:", "--:", "--:", "--:", "--:", "--:")
+		head = append(head, mdEscape(r.A.Label), "n", mdEscape(r.B.Label), "n", "delta")
+		align = append(align, "--:", "--:", "--:", "--:", "--:")
+		if tested {
+			head, align = append(head, "p"), append(align, "--:")
+		}
 		if holm {
 			head, align = append(head, "p (Holm)"), append(align, "--:")
 		}
-		head, align = append(head, secondaryHead(t), "verdict"), append(align, "--:", ":-:")
+		if tested {
+			head, align = append(head, secondaryHead(t)), append(align, "--:")
+		}
+		head, align = append(head, "verdict"), append(align, ":-:")
 		b.WriteString("| " + strings.Join(head, " | ") + " |\n")
 		b.WriteString("|" + strings.Join(align, "|") + "|\n")
 		row := func(row Row, geo bool) {
@@ -688,11 +735,17 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				cells = append(cells, mdEscape(row.Point))
 			}
 			if geo {
-				cells = append(cells, fmtNum(row.A.Center), "", fmtNum(row.B.Center), "", fmtDelta(row.Delta), "")
+				cells = append(cells, fmtNum(row.A.Center), "", fmtNum(row.B.Center), "", fmtDelta(row.Delta))
+				if tested {
+					cells = append(cells, "")
+				}
 				if holm {
 					cells = append(cells, "")
 				}
-				cells = append(cells, "", "")
+				if tested {
+					cells = append(cells, "")
+				}
+				cells = append(cells, "")
 			} else {
 				cell := func(s Summary) string {
 					if s.N == 0 {
@@ -700,11 +753,17 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 					}
 					return fmtCenter(s) + " " + fmtCI(s, r.Confidence)
 				}
-				cells = append(cells, cell(row.A), fmtN(row.A), cell(row.B), fmtN(row.B), fmtDelta(row.Delta), fmtP(row.P))
+				cells = append(cells, cell(row.A), fmtN(row.A), cell(row.B), fmtN(row.B), fmtDelta(row.Delta))
+				if tested {
+					cells = append(cells, fmtP(row.P))
+				}
 				if holm {
 					cells = append(cells, fmtP(row.PAdjusted))
 				}
-				cells = append(cells, fmtP(secondary(row)), mdEscape(fmtVerdict(row.Verdict)))
+				if tested {
+					cells = append(cells, fmtP(secondary(row)))
+				}
+				cells = append(cells, mdEscape(fmtVerdict(row.Verdict)))
 			}
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
@@ -714,6 +773,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		if t.Geomean != nil {
 			row(*t.Geomean, true)
 		}
+	}
+	if r.Untested != "" {
+		b.WriteString("\n" + mdEscape(r.Untested) + "\n")
 	}
 	if len(r.OnlyA) > 0 || len(r.OnlyB) > 0 {
 		b.WriteString("\n")
@@ -832,6 +894,7 @@ type jsonReport struct {
 	OnlyB      []string       `json:"onlyB"`
 	Notes      []string       `json:"notes"`
 	Warnings   []jsonWarning  `json:"warnings"`
+	Untested   string         `json:"untested,omitempty"`
 }
 
 type jsonSide struct {
@@ -880,6 +943,9 @@ type jsonRow struct {
 	SignFlipP jnum        `json:"signFlipP"`
 	MDE       jnum        `json:"mdePercent"`
 	DetectN   int         `json:"detectPerSide,omitempty"`
+	Why       string      `json:"why,omitempty"`
+	Confound  string      `json:"confound,omitempty"`
+	NoiseDF   int         `json:"noiseDF,omitempty"`
 }
 
 type jsonGeo struct {
@@ -957,6 +1023,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		Alpha: r.Alpha, Confidence: r.Confidence, Power: r.Power,
 		Config: orEmpty(r.Config), Mismatches: []jsonMismatch{}, Tables: []jsonTable{},
 		OnlyA: orEmpty(r.OnlyA), OnlyB: orEmpty(r.OnlyB), Notes: orEmpty(r.Notes), Warnings: []jsonWarning{},
+		Untested: r.Untested,
 	}
 	for _, m := range r.Mismatches {
 		out.Mismatches = append(out.Mismatches, jsonMismatch{m.Field, m.A, m.B, m.String()})
@@ -970,7 +1037,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 				Exact: row.Exact, Separated: row.Separated, WelchP: jnum(row.WelchP), RankP: jnum(row.RankP),
 				Verdict: verdictWord(row.Verdict), Needed: row.Needed,
 				Unit: row.SampleUnit, DecidedBy: row.Test, Pairs: row.Pairs, SignFlipP: jnum(row.SignFlipP),
-				MDE: jnum(row.MDE), DetectN: row.DetectN,
+				MDE: jnum(row.MDE), DetectN: row.DetectN, Why: row.Why, Confound: row.Confound, NoiseDF: row.NoiseDF,
 			})
 		}
 		if g := t.Geomean; g != nil {

@@ -22,6 +22,8 @@ type diffPage struct {
 	Config         []configRow
 	Tables         []metricTable
 	OnlyA, OnlyB   string
+	Untested       string
+	Notes          []string
 	Warnings       []string
 	Center         string
 	Level          string
@@ -94,6 +96,10 @@ func newDiffPage(rep *compare.Report, title, path, experiment string) (*diffPage
 	}
 	p.OnlyA = strings.Join(rep.OnlyA, ", ")
 	p.OnlyB = strings.Join(rep.OnlyB, ", ")
+	// The same caveats as the CLI's text: why rows are untested and what
+	// the samples are.
+	p.Untested = rep.Untested
+	p.Notes = rep.Notes
 	for _, w := range rep.Warnings {
 		p.Warnings = append(p.Warnings, w.Error())
 	}
@@ -106,8 +112,10 @@ func verdictClass(v compare.Verdict) string {
 		return "better"
 	case compare.Worse:
 		return "worse"
-	case compare.Changed:
+	case compare.Changed, compare.Confounded:
 		return "changed"
+	case compare.Untested:
+		return "untested"
 	}
 	return ""
 }

@@ -221,8 +221,11 @@ const diffTmpl = `{{define "diff.html"}}{{template "head" .}}{{with .Body}}
 {{end}}
 </section>
 </div>
+{{if .Untested}}<p class="untested">{{.Untested}}</p>{{end}}
 {{if or .OnlyA .OnlyB}}<p>{{if .OnlyA}}Only in A: {{.OnlyA}}. {{end}}{{if .OnlyB}}Only in B: {{.OnlyB}}.{{end}}</p>{{end}}
 <h2>Samples</h2>
+{{if .Notes}}<ul class="notes">{{range .Notes}}<li>{{.}}</li>
+{{end}}</ul>{{end}}
 {{range .Tables}}{{with .Figure}}{{template "figure" .}}{{end}}{{end}}
 {{if .Warnings}}<h2>Warnings</h2>
 <ul class="warn">{{range .Warnings}}<li>{{.}}</li>

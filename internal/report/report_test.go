@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"errors"
+	"html/template"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/results"
@@ -264,6 +266,62 @@ func TestFigures(t *testing.T) {
 	for _, want := range []string{"<title>previous against latest</title>", "<h2>Configuration</h2>", "p (Holm)", `<svg role="img"`} {
 		if !strings.Contains(page.String(), want) {
 			t.Errorf("diff page lacks %q", want)
+		}
+	}
+}
+
+// TestBuild_diffInvocations: a report's "latest against previous" compares
+// the latest invocation with the one before, never two rounds of one
+// invocation, and its diff page shows the same verdicts and caveats as
+// the CLI's text for the same pair (issue 25).
+func TestBuild_diffInvocations(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	run := func(id, inv string, round int, at time.Duration, v float64) *results.Run {
+		return &results.Run{ID: id, Experiment: "x/a", Point: "x/a", Status: "ok", Invocation: inv, Round: round, Rounds: 3,
+			Start: t0.Add(at), Metrics: []results.Metric{{Name: "tokSOut", Test: "tg64", Unit: "tok/s", Direction: "higher", Samples: []float64{v, v * 1.01, v * 0.99}}}}
+	}
+	runs := []*results.Run{
+		run("r1", "inv1", 1, 0, 100), run("r2", "inv1", 2, time.Minute, 150), run("r3", "inv1", 3, 2*time.Minute, 200),
+		run("r4", "inv2", 1, time.Hour, 101), run("r5", "inv2", 2, time.Hour+time.Minute, 99), run("r6", "inv2", 3, time.Hour+2*time.Minute, 100),
+	}
+	a, b := previousAndLatest(runs)
+	ids := func(rs []results.Run) (out []string) {
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	if !slices.Equal(ids(a), []string{"r1", "r2", "r3"}) || !slices.Equal(ids(b), []string{"r4", "r5", "r6"}) {
+		t.Fatalf("previous %v latest %v; want the invocations inv1 and inv2", ids(a), ids(b))
+	}
+	// Only the rounds of one invocation: nothing to compare.
+	if a, b := previousAndLatest(runs[:3]); len(a) != 0 || len(b) != 0 {
+		t.Errorf("rounds of one invocation compared: %v against %v", ids(a), ids(b))
+	}
+	rep, err := compare.Compare(compare.Side{Label: "previous", Runs: a}, compare.Side{Label: "latest", Runs: b}, compare.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, html bytes.Buffer
+	if err := compare.WriteText(&text, rep, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := DiffPage(&html, rep, DiffOptions{Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Untested == "" || !strings.Contains(text.String(), rep.Untested) || !strings.Contains(html.String(), template.HTMLEscapeString(rep.Untested)) {
+		t.Errorf("the untested line is not on both: %q", rep.Untested)
+	}
+	for _, tb := range rep.Tables {
+		for _, r := range tb.Rows {
+			if !strings.Contains(html.String(), ">"+string(r.Verdict)+"</td>") || !strings.Contains(text.String(), string(r.Verdict)) {
+				t.Errorf("%s: verdict %q not on both", tb.Metric, r.Verdict)
+			}
+		}
+	}
+	for _, n := range rep.Notes {
+		if !strings.Contains(html.String(), template.HTMLEscapeString(n)) {
+			t.Errorf("note %q missing from the page", n)
 		}
 	}
 }

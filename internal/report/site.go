@@ -152,13 +152,13 @@ func buildExperiment(id string, runs []*results.Run, opts Options) ([]Page, inde
 	// The diff of the latest against the previous ok run of each point.
 	var diff *compare.Report
 	if a, b := previousAndLatest(runs); len(b) > 0 {
-		rep, err := compare.Compare(compare.Side{Label: "previous", Runs: a}, compare.Side{Label: "latest", Runs: b}, compare.Options{})
+		rep, err := compare.Compare(compare.Side{Label: "previous", Runs: a}, compare.Side{Label: "latest", Runs: b}, compare.Options{History: vals})
 		if err != nil {
 			return nil, row, err
 		}
 		diff = rep
 		p := diffPath(id)
-		page, err := newDiffPage(rep, "Latest against previous run: "+id, p, id)
+		page, err := newDiffPage(rep, "Latest against previous invocation: "+id, p, id)
 		if err != nil {
 			return nil, row, err
 		}
@@ -230,27 +230,52 @@ func buildExperiment(id string, runs []*results.Run, opts Options) ([]Page, inde
 	return pages, row, nil
 }
 
-// previousAndLatest returns, for each point with two ok runs or more, the
-// previous ok run (side A) and the latest (side B).
+// previousAndLatest returns, for each point with ok runs from two
+// invocations or more, the ok runs of its previous invocation (side A)
+// and of its latest (side B): invocations are compared, never two rounds
+// of one invocation. A run without an invocation is one of its own.
 func previousAndLatest(runs []*results.Run) (a, b []results.Run) {
-	byPoint := map[string][]*results.Run{}
+	type inv struct {
+		id   string
+		runs []*results.Run
+	}
+	byPoint := map[string][]*inv{}
 	var order []string
-	for _, r := range runs {
+	for _, r := range runs { // in start order
 		if r.Status != results.StatusOK {
 			continue
+		}
+		id := r.Invocation
+		if id == "" {
+			id = "run:" + r.ID
 		}
 		if byPoint[r.Point] == nil {
 			order = append(order, r.Point)
 		}
-		byPoint[r.Point] = append(byPoint[r.Point], r)
+		invs := byPoint[r.Point]
+		var cur *inv
+		for _, x := range invs {
+			if x.id == id {
+				cur = x
+			}
+		}
+		if cur == nil {
+			cur = &inv{id: id}
+			byPoint[r.Point] = append(invs, cur)
+		}
+		cur.runs = append(cur.runs, r)
 	}
 	for _, p := range order {
-		rs := byPoint[p]
-		if len(rs) < 2 {
+		invs := byPoint[p]
+		if len(invs) < 2 {
 			continue
 		}
-		a = append(a, *rs[len(rs)-2])
-		b = append(b, *rs[len(rs)-1])
+		for _, r := range invs[len(invs)-2].runs {
+			a = append(a, *r)
+		}
+		for _, r := range invs[len(invs)-1].runs {
+			b = append(b, *r)
+		}
 	}
 	return a, b
 }
