@@ -459,6 +459,10 @@ func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *
 		before := col.count()
 		if err := ev.Validate(cue.Concrete(true)); err != nil {
 			col.addCUE(pkg, id, err, s, &ev, e.Pos)
+			// CUE reports a field the schema does not allow only when
+			// nothing else failed: an unknown family or a wrong type
+			// hid a misspelt field name.
+			col.addUnknownFields(pkg, id, s, fv)
 		}
 		if e.Requires.Exists() {
 			if err := e.Requires.Validate(); err != nil {

@@ -126,6 +126,69 @@ func (c *collector) list() []*Problem {
 	return out
 }
 
+// familyFree are the sections of an experiment whose field names do not
+// depend on the engine family ("" is the experiment itself); flags and
+// bench do.
+var familyFree = []string{"", "model", "model.synthetic", "engine", "engine.source", "engine.build", "quality"}
+
+// addUnknownFields reports the fields of the user's experiment v that the
+// schema does not have, in the sections whose fields do not depend on the
+// family, unless a problem at that path was reported already.
+func (c *collector) addUnknownFields(pkg, id string, s *Set, v cue.Value) {
+	for _, sec := range familyFree {
+		at := v
+		if sec != "" {
+			at = v.LookupPath(cue.ParsePath(sec))
+		}
+		if !at.Exists() {
+			continue
+		}
+		probe := "x"
+		if sec != "" {
+			probe = sec + ".x"
+		}
+		allowed := schemaFieldsAt(s, probe)
+		if len(allowed) == 0 {
+			continue
+		}
+		it, err := at.Fields()
+		if err != nil {
+			continue
+		}
+		for it.Next() {
+			name := it.Selector().String()
+			if it.Selector().IsDefinition() || strings.HasPrefix(name, "_") || contains(allowed, name) {
+				continue
+			}
+			fpath := name
+			if sec != "" {
+				fpath = sec + "." + name
+			}
+			if c.hasPath(id, fpath) {
+				continue
+			}
+			p := &Problem{Package: pkg, IDs: []string{id}, Path: fpath, Msg: fmt.Sprintf("field %q is not allowed here", name),
+				Pos: userPositions(positionsOf(it.Value()), c.schemaDir)}
+			if n := nearest(name, allowed); n != "" {
+				p.Hints = append(p.Hints, fmt.Sprintf("did you mean %s?", n))
+			} else {
+				p.Hints = append(p.Hints, "allowed here: "+strings.Join(allowed, ", "))
+			}
+			c.add(p)
+		}
+	}
+}
+
+// hasPath reports whether a problem of experiment id at fpath was added.
+func (c *collector) hasPath(id, fpath string) bool {
+	for _, p := range c.probs {
+		if p.Path == fpath && contains(p.IDs, id) {
+			return true
+		}
+	}
+	return false
+}
+
 // userPositions keeps the valid positions outside the schema, most
 // derived (last in file order) first, without duplicates.
 func userPositions(ps []token.Pos, schemaDir string) []token.Pos {
@@ -293,10 +356,18 @@ func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *c
 						}
 					}
 				}
-				if n := nearest(last, t.Names()); n != "" {
-					p.Hints = append(p.Hints, fmt.Sprintf("did you mean %s? (%s)", n, flagSpelling(t, n)))
+				n := nearestFlag(last, t)
+				if n != "" {
+					p.Hints = append(p.Hints, fmt.Sprintf("did you mean %s (%s)?", n, flagSpelling(t, n)))
 				}
-				p.Hints = append(p.Hints, "flags that a patched engine adds go in extraArgs: [\"-flag\", \"value\"]")
+				if n == "" || len(t.Defs) <= 12 {
+					p.Hints = append(p.Hints, flagList(family, t))
+				}
+				if strings.TrimPrefix(family, ServePrefix) != FamilyNodeLlama {
+					// node-llama-cpp's runner takes only its own options:
+					// extraArgs cannot add a flag there.
+					p.Hints = append(p.Hints, "flags that a patched engine adds go in extraArgs: [\"-flag\", \"value\"]")
+				}
 			}
 		} else if section == "bench" && family != "" && s != nil {
 			if t := s.FlagTable(family, "bench"); t != nil {
@@ -365,6 +436,68 @@ func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *c
 		p.Hints = append(p.Hints, fmt.Sprintf("%s: %s and %s met; numbers are written without quotes (ub: 32, not \"32\"), strings and env values with them (env: X: \"1\", not 1)", fpath, article(mt[1]), article(mt[2])))
 	}
 	return p
+}
+
+// nearestFlag suggests a flag of t for the unknown field name: by field
+// name (nkov → nkvo), else by the command-line option it is written as
+// (threads → t, whose option is --threads; batch_size → b), else the one
+// flag whose doc names the word (threads → llama-bench's t, "the number
+// of threads").
+func nearestFlag(name string, t *FlagTable) string {
+	if n := nearest(name, t.Names()); n != "" {
+		return n
+	}
+	norm := func(s string) string {
+		return strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(s))
+	}
+	var options []string
+	byOption := map[string]string{}
+	for _, d := range t.Defs {
+		o := norm(strings.TrimLeft(d.Spelling, "-"))
+		options = append(options, o)
+		byOption[o] = d.Name
+	}
+	if o := nearest(norm(name), options); o != "" {
+		return byOption[o]
+	}
+	// "batch_size" and "batch-size" match "batch size" in a doc.
+	words := regexp.MustCompile(`[-_]+`).Split(name, -1)
+	for i := range words {
+		words[i] = regexp.QuoteMeta(words[i])
+	}
+	word := regexp.MustCompile(`(?i)\b` + strings.Join(words, `[\s_-]?`) + `\b`)
+	definition := regexp.MustCompile(`^\w+ (is|are|sets) `)
+	var hits, defs []string
+	for _, d := range t.Defs {
+		first, _, _ := strings.Cut(d.Doc, ".")
+		if word.MatchString(first) {
+			hits = append(hits, d.Name)
+			if definition.MatchString(first) {
+				defs = append(defs, d.Name)
+			}
+		}
+	}
+	switch {
+	case len(hits) == 1:
+		return hits[0]
+	case len(defs) == 1:
+		return defs[0]
+	}
+	return ""
+}
+
+// flagList lists a flag table: each name with its option when there are
+// few, the names alone when there are many.
+func flagList(family string, t *FlagTable) string {
+	var parts []string
+	for _, d := range t.Defs {
+		if len(t.Defs) <= 12 {
+			parts = append(parts, fmt.Sprintf("%s (%s)", d.Name, d.Spelling))
+		} else {
+			parts = append(parts, d.Name)
+		}
+	}
+	return fmt.Sprintf("the flags of %s: %s", benchTool(family), strings.Join(parts, ", "))
 }
 
 var mismatchedTypes = regexp.MustCompile(`mismatched types (\w+) and (\w+)`)
