@@ -23,9 +23,12 @@ import (
 // passes.
 //
 // Capabilities that only some families have are separate interfaces, found
-// by type assertion: [Sweeper] (several points in one process), [Locator]
-// (where a prepared engine is, without preparing it), [Builder]
+// with one lookup, [As]: [Sweeper] (several points in one process),
+// [Locator] (where a prepared engine is, without preparing it), [Builder]
 // (engines rigor compiles into its build cache) and [Server] (serve mode).
+// Each family asserts at compile time the capabilities it means to have,
+// and its conformance run (engine/enginetest, Case.Capabilities) fails
+// when one disappears.
 type Engine interface {
 	// Family is the spec.Family* name the engine serves.
 	Family() string
@@ -68,7 +71,8 @@ type Engine interface {
 type Sweeper interface {
 	// Combine returns the one point that runs all of points in a single
 	// process, and false when they cannot share one (then each runs on
-	// its own). The combined point's ID is the experiment's.
+	// its own). The combined point's ID is the experiment's. Serve points
+	// (Spec.Serve set) never combine: each is a server run of its own.
 	Combine(points []*spec.Point) (*spec.Point, bool)
 	// Split returns one point's measurements out of the verdict on a
 	// combined process; none when the engine printed nothing for it.
@@ -89,6 +93,59 @@ type Builder interface {
 	// when this experiment's engine is not built by rigor (prebuilt):
 	// `cache prune` keeps the builds that some lockfile still uses.
 	BuildKey(ctx context.Context, req Request) (string, error)
+}
+
+// As finds the capability T of an engine (one of the interfaces above): the
+// engine itself when it is a T, else the engine it wraps (an
+// `Unwrap() Engine` method, as serve mode's wrapper has), and so on down,
+// the way net/http's ResponseController finds what a ResponseWriter can
+// do through the writers wrapped around it. A wrapper that must change
+// how a capability behaves implements it itself and is found first; one
+// that does not is invisible, so a wrapper never claims a capability the
+// family lacks, and adding a capability adds no wrapper type.
+func As[T any](e Engine) (T, bool) {
+	for e != nil {
+		if t, ok := e.(T); ok {
+			return t, true
+		}
+		w, ok := e.(interface{ Unwrap() Engine })
+		if !ok {
+			break
+		}
+		e = w.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
+// Capability names one of the optional interfaces an engine may have.
+type Capability string
+
+// The capabilities, by their interfaces' names.
+const (
+	CapSweeper Capability = "Sweeper"
+	CapLocator Capability = "Locator"
+	CapBuilder Capability = "Builder"
+	CapServer  Capability = "Server"
+)
+
+// Capabilities lists what [As] finds of e, in the order of the constants.
+func Capabilities(e Engine) []Capability {
+	var out []Capability
+	add := func(c Capability, ok bool) {
+		if ok {
+			out = append(out, c)
+		}
+	}
+	_, ok := As[Sweeper](e)
+	add(CapSweeper, ok)
+	_, ok = As[Locator](e)
+	add(CapLocator, ok)
+	_, ok = As[Builder](e)
+	add(CapBuilder, ok)
+	_, ok = As[Server](e)
+	add(CapServer, ok)
+	return out
 }
 
 // Request is what Prepare, Locate and BuildKey get: a locked experiment and

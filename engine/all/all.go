@@ -78,11 +78,7 @@ func Plan(p *spec.Point, in engine.Inputs) (*engine.Plan, error) {
 // pkgPathsOf are the import paths of the packages that define an engine
 // and the engines it wraps.
 func pkgPathsOf(e engine.Engine) []string {
-	t := reflect.TypeOf(e)
-	if t.PkgPath() == "" && t.Kind() == reflect.Struct && t.NumField() > 0 {
-		t = t.Field(0).Type // an engine wrapped with capabilities (serve.Wrap)
-	}
-	out := []string{t.PkgPath()}
+	out := []string{reflect.TypeOf(e).PkgPath()}
 	if w, ok := e.(interface{ Unwrap() engine.Engine }); ok {
 		out = append(out, pkgPathsOf(w.Unwrap())...)
 	}

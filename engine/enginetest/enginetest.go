@@ -53,6 +53,10 @@ type Case struct {
 	// (llama-bench's backends and devices, the node runner's build type
 	// and CPU features): judging Success must give a Verdict.Build.
 	ReportsBuild bool
+	// Capabilities are the capabilities the family means to have
+	// (engine.Capabilities' order): the suite fails when engine.As finds
+	// one more or one less, directly or through a wrapper.
+	Capabilities []engine.Capability
 	// Prepare returns a request whose engine can be prepared on this
 	// machine without the network (a test engine built from a local git
 	// repository, an install seeded into the cache, a stand-in), or skips
@@ -70,9 +74,26 @@ func Run(t *testing.T, c Case) {
 	if got := c.Point.Spec.Engine.Family; got != c.Engine.Family() {
 		t.Fatalf("enginetest: the point's family is %q, the engine's %q", got, c.Engine.Family())
 	}
+	t.Run("Capabilities", func(t *testing.T) { testCapabilities(t, c) })
 	t.Run("Plan", func(t *testing.T) { testPlan(t, c) })
 	t.Run("Judge", func(t *testing.T) { testJudge(t, c) })
 	t.Run("Prepare", func(t *testing.T) { testPrepare(t, c) })
+}
+
+// unwrapOnly wraps an engine and claims nothing: engine.As must find the
+// wrapped engine's capabilities through it.
+type unwrapOnly struct{ engine.Engine }
+
+func (w unwrapOnly) Unwrap() engine.Engine { return w.Engine }
+
+func testCapabilities(t *testing.T, c Case) {
+	want := fmt.Sprint(c.Capabilities)
+	if got := fmt.Sprint(engine.Capabilities(c.Engine)); got != want {
+		t.Errorf("engine.As finds the capabilities %s of %s, want %s", got, c.Engine.Family(), want)
+	}
+	if got := fmt.Sprint(engine.Capabilities(unwrapOnly{c.Engine})); got != want {
+		t.Errorf("through a wrapper, engine.As finds the capabilities %s of %s, want %s", got, c.Engine.Family(), want)
+	}
 }
 
 func testPlan(t *testing.T, c Case) {
@@ -309,13 +330,13 @@ func testPrepare(t *testing.T, c Case) {
 	if third.BinDir != first.BinDir {
 		t.Errorf("Prepare offline: bin %s, want %s", third.BinDir, first.BinDir)
 	}
-	if l, ok := c.Engine.(engine.Locator); ok {
+	if l, ok := engine.As[engine.Locator](c.Engine); ok {
 		p, err := l.Locate(ctx, off)
 		if err != nil || p == nil || p.BinDir != first.BinDir {
 			t.Errorf("Locate after Prepare: %+v, %v; want bin %s", p, err, first.BinDir)
 		}
 	}
-	if b, ok := c.Engine.(engine.Builder); ok {
+	if b, ok := engine.As[engine.Builder](c.Engine); ok {
 		k1, err1 := b.BuildKey(ctx, req)
 		k2, err2 := b.BuildKey(ctx, off)
 		if err1 != nil || err2 != nil || k1 != k2 {

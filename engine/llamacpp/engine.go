@@ -210,12 +210,13 @@ func (e Engine) Judge(p *spec.Point, f engine.Finished) engine.Verdict {
 
 // Combine runs a sweep as one llama-bench process when every axis of every
 // point is a flag llama-bench sweeps itself (a comma list) and reports in
-// a JSON field, so the rows can be split back. Bench axes never combine:
+// a JSON field, so the rows can be split back. Serve points never do
+// (llama-server runs them, not llama-bench). Bench axes never combine:
 // a swept -p or -n would split a point's pp and tg rows apart (a tg row
 // reports n_prompt 0).
 func (e Engine) Combine(points []*spec.Point) (*spec.Point, bool) {
-	if len(points) < 2 {
-		return nil, false
+	if len(points) < 2 || points[0].Spec.Serve != nil {
+		return nil, false // each serve point is a server run of its own
 	}
 	lists := map[string][]string{}
 	for _, p := range points {

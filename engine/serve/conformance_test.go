@@ -87,6 +87,7 @@ func TestConformance(t *testing.T) {
 	e := serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp})
 	enginetest.Run(t, enginetest.Case{
 		Engine:           e,
+		Capabilities:     []engine.Capability{engine.CapSweeper, engine.CapLocator, engine.CapBuilder, engine.CapServer},
 		Point:            p,
 		Success:          engine.Finished{Outputs: outs},
 		CrashAfterOutput: crash,
@@ -203,6 +204,7 @@ plain: schema.#Experiment & {
 	e := serve.Wrap(vllm.Engine{})
 	enginetest.Run(t, enginetest.Case{
 		Engine:           e,
+		Capabilities:     []engine.Capability{engine.CapServer},
 		Point:            p,
 		Success:          engine.Finished{Outputs: outs},
 		CrashAfterOutput: engine.Finished{Outputs: outs, ExitCode: 137, Signaled: true},
@@ -222,26 +224,56 @@ plain: schema.#Experiment & {
 	})
 }
 
-// TestWrap_capabilities: the wrapped engine claims exactly the family's
-// capabilities.
+// TestWrap_capabilities: engine.As finds exactly the family's
+// capabilities through serve mode's wrapper, and the family's Sweeper
+// never combines serve points (each is a server run of its own).
 func TestWrap_capabilities(t *testing.T) {
 	for _, c := range []struct {
-		bench           engine.Engine
-		sweep, loc, bld bool
+		bench engine.Engine
+		want  []engine.Capability
 	}{
-		{llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, true, true, true},
-		{vllm.Engine{}, false, false, false},
+		{llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, []engine.Capability{engine.CapSweeper, engine.CapLocator, engine.CapBuilder, engine.CapServer}},
+		{vllm.Engine{}, []engine.Capability{engine.CapServer}},
 	} {
 		e := serve.Wrap(c.bench)
-		_, s := e.(engine.Sweeper)
-		_, l := e.(engine.Locator)
-		_, b := e.(engine.Builder)
-		if s != c.sweep || l != c.loc || b != c.bld {
-			t.Errorf("%s: Sweeper %v, Locator %v, Builder %v; want %v, %v, %v", c.bench.Family(), s, l, b, c.sweep, c.loc, c.bld)
+		if got := engine.Capabilities(e); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: capabilities %v, want %v", c.bench.Family(), got, c.want)
 		}
 		if e.Family() != c.bench.Family() {
 			t.Errorf("family %s, want %s", e.Family(), c.bench.Family())
 		}
+	}
+	// Bench points that llama-bench runs as one process, made serve
+	// points: they must not combine.
+	pts := enginetest.LoadPoints(t, `
+swept: schema.#Experiment & {
+	model: path: "/models/tiny.gguf"
+	engine: {family: "llama.cpp", source: path: "/opt/llama"}
+	bench: {p: 32, n: 16}
+	sweep: flags: ub: [16, 32]
+}
+`)
+	sw, ok := engine.As[engine.Sweeper](serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp}))
+	if !ok {
+		t.Fatal("llama.cpp is no Sweeper")
+	}
+	var points []*spec.Point
+	for _, id := range []string{"c/swept[ub=16]", "c/swept[ub=32]"} {
+		if pts[id] == nil {
+			t.Fatalf("no point %s", id)
+		}
+		points = append(points, pts[id])
+	}
+	if _, ok := sw.Combine(points); !ok {
+		t.Fatal("the bench points do not combine: the test proves nothing")
+	}
+	for i, p := range points {
+		sp := *p
+		sp.Spec.Serve = map[string]any{"port": 31792}
+		points[i] = &sp
+	}
+	if c, ok := sw.Combine(points); ok {
+		t.Errorf("serve points combined into %s", c.ID)
 	}
 }
 

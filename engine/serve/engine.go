@@ -6,8 +6,9 @@
 // plan's bench process is `rigor loadgen`.
 //
 // [Engine] wraps a family's bench engine. Experiments without `serve:`
-// go to the wrapped engine unchanged (and its capabilities, Sweeper,
-// Locator and Builder, stay visible); serve experiments are planned as
+// go to the wrapped engine unchanged (and engine.As finds its
+// capabilities, Sweeper, Locator and Builder, through Unwrap); serve
+// experiments are planned as
 // the family's [engine.Server] says (the processes that start the server,
 // with its workers for llama.cpp's rpc-server; none for an endpoint),
 // then the load generator, which waits for the server's /health when
@@ -29,7 +30,6 @@ import (
 	"strings"
 
 	"github.com/rigorbench/rigor/engine"
-	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -52,57 +52,12 @@ type Engine struct {
 var _ engine.Engine = Engine{}
 
 // Wrap is the family's engine that can also serve (when it is an
-// [engine.Server]), with exactly the capabilities (Sweeper, Locator,
-// Builder) of the family's own engine: a capability the family lacks is
-// not claimed for it.
+// [engine.Server]). It claims no capability itself: [engine.As] finds the
+// family's own (Sweeper, Locator, Builder, Server) through Unwrap, so a
+// capability the family lacks is not claimed for it.
 func Wrap(bench engine.Engine) engine.Engine {
 	e := Engine{Bench: bench}
-	e.Server, _ = bench.(engine.Server)
-	sw, s := bench.(engine.Sweeper)
-	lo, l := bench.(engine.Locator)
-	bu, b := bench.(engine.Builder)
-	switch {
-	case s && l && b:
-		return struct {
-			Engine
-			sweep
-			locate
-			build
-		}{e, sweep{sw}, locate{lo}, build{bu}}
-	case s && l:
-		return struct {
-			Engine
-			sweep
-			locate
-		}{e, sweep{sw}, locate{lo}}
-	case s && b:
-		return struct {
-			Engine
-			sweep
-			build
-		}{e, sweep{sw}, build{bu}}
-	case l && b:
-		return struct {
-			Engine
-			locate
-			build
-		}{e, locate{lo}, build{bu}}
-	case s:
-		return struct {
-			Engine
-			sweep
-		}{e, sweep{sw}}
-	case l:
-		return struct {
-			Engine
-			locate
-		}{e, locate{lo}}
-	case b:
-		return struct {
-			Engine
-			build
-		}{e, build{bu}}
-	}
+	e.Server, _ = engine.As[engine.Server](bench)
 	return e
 }
 
@@ -212,34 +167,6 @@ func (e Engine) Judge(p *spec.Point, f engine.Finished) engine.Verdict {
 		unstarted(&v, p, f)
 	}
 	return v
-}
-
-// sweep is the family's Sweeper: bench points combine as the family's
-// engine combines them; serve points each run on their own.
-type sweep struct{ b engine.Sweeper }
-
-func (w sweep) Combine(points []*spec.Point) (*spec.Point, bool) {
-	if len(points) == 0 || isServe(&points[0].Spec) {
-		return nil, false
-	}
-	return w.b.Combine(points)
-}
-
-func (w sweep) Split(v engine.Verdict, p *spec.Point) []results.Metric { return w.b.Split(v, p) }
-
-// locate is the family's Locator: a serve experiment's server comes from
-// the same build or install.
-type locate struct{ b engine.Locator }
-
-func (w locate) Locate(ctx context.Context, req engine.Request) (*engine.Prepared, error) {
-	return w.b.Locate(ctx, req)
-}
-
-// build is the family's Builder.
-type build struct{ b engine.Builder }
-
-func (w build) BuildKey(ctx context.Context, req engine.Request) (string, error) {
-	return w.b.BuildKey(ctx, req)
 }
 
 // Config is a serve experiment's server settings (schema #Serve).

@@ -69,7 +69,7 @@ func (Engine) Prepare(ctx context.Context, req engine.Request) (*engine.Prepared
 		return nil, err
 	}
 	return &engine.Prepared{BinDir: filepath.Clean(dir), Binaries: bins, Cached: true,
-		Engine: results.Engine{Family: Family, Source: src, Backend: "cpu"}}, nil
+		Engine: results.Engine{Family: Family, Source: src, Backend: "cpu", BuildID: "sha256:" + bins[name]}}, nil
 }
 
 // Plan is one toy bench process: the typed flags and workload in schema
@@ -134,8 +134,10 @@ func (Engine) Judge(p *spec.Point, f engine.Finished) engine.Verdict {
 	switch {
 	case f.ExitCode != 0 && len(rows) > 0:
 		v.Status, v.Error = results.StatusCrashed, fmt.Sprintf("the toy bench exited %d after %d rows", f.ExitCode, len(rows))
+	case f.ExitCode == 2:
+		v.Status, v.Error = results.StatusFailed, "the toy bench rejected its arguments: "+lastLine(f.Stderr)
 	case f.ExitCode != 0:
-		v.Status, v.Error = results.StatusFailed, fmt.Sprintf("the toy bench exited %d", f.ExitCode)
+		v.Status, v.Error = results.StatusFailed, fmt.Sprintf("the toy bench exited %d: %s", f.ExitCode, lastLine(f.Stderr))
 	case bad != "":
 		v.Status, v.Error = results.StatusFailed, fmt.Sprintf("the toy bench printed a line that is no row: %.80q", bad)
 	default:
@@ -153,6 +155,11 @@ func (Engine) Judge(p *spec.Point, f engine.Finished) engine.Verdict {
 		v.LogTail = tail(f.Stderr)
 	}
 	return v
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.ToValidUTF8(lines[len(lines)-1], "?")
 }
 
 func tail(b []byte) string {

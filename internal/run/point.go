@@ -157,7 +157,7 @@ func (r *Runner) BuildKey(ctx context.Context, x *spec.Experiment, entry *lock.E
 	if err != nil {
 		return "", false
 	}
-	b, ok := e.(engine.Builder)
+	b, ok := engine.As[engine.Builder](e)
 	if !ok {
 		return "", false
 	}
@@ -196,7 +196,7 @@ func (r *Runner) CachedInputs(ctx context.Context, x *spec.Experiment, entry *lo
 	if err != nil {
 		return in
 	}
-	if l, ok := e.(engine.Locator); ok {
+	if l, ok := engine.As[engine.Locator](e); ok {
 		req := r.request(x, entry)
 		req.Offline, req.Progress, req.BuildProgress, req.BuildLog = true, nil, nil, nil
 		if p, err := l.Locate(ctx, req); err == nil && p != nil {
@@ -330,7 +330,7 @@ type group struct {
 // them), it does: the model loads once. Otherwise each point runs on its
 // own.
 func Groups(e engine.Engine, points []*spec.Point) []group {
-	if sw, ok := e.(engine.Sweeper); ok && len(points) > 1 {
+	if sw, ok := engine.As[engine.Sweeper](e); ok && len(points) > 1 {
 		if c, ok := sw.Combine(points); ok {
 			return []group{{points: points, combined: c}}
 		}
@@ -508,7 +508,8 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		if g.combined != nil {
 			rec.Warnings = append(rec.Warnings, fmt.Sprintf("ran as one %s process with %d points (swept %s); the raw output holds every point's rows",
 				plan.Processes[len(plan.Processes)-1].Name, len(g.points), strings.Join(sweptNames(g.points), ", ")))
-			rec.Metrics = e.(engine.Sweeper).Split(verdict, p)
+			sw, _ := engine.As[engine.Sweeper](e) // g.combined came from it
+			rec.Metrics = sw.Split(verdict, p)
 			if len(rec.Metrics) == 0 && rec.Status == results.StatusOK {
 				rec.Status = results.StatusFailed
 				rec.Error = "the engine printed no rows for this point"
