@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -106,6 +107,14 @@ func (c *cachePruneCmd) Run(e *env) error {
 		dirs, size, err := run.CleanScratch(e.cfg().Cache)
 		if len(dirs) > 0 {
 			fmt.Fprintf(e.stderr, "rigor: removed %d scratch run %s, %s\n", len(dirs), plural(len(dirs), "directory", "directories"), humanBytes(size))
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "rigor: warning: %v\n", err)
+		}
+		// Clones of Slurm tasks that were killed on this node.
+		dirs, size, err = run.CleanJobScratch(os.TempDir())
+		if len(dirs) > 0 {
+			fmt.Fprintf(e.stderr, "rigor: removed %d scratch job %s left by killed Slurm tasks, %s\n", len(dirs), plural(len(dirs), "clone", "clones"), humanBytes(size))
 		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "rigor: warning: %v\n", err)

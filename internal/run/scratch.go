@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rigorbench/rigor/internal/flock"
@@ -46,7 +47,24 @@ func ClaimScratch(dir string) (release func(), err error) {
 // size; a directory that cannot be removed is reported in the error and
 // the others are still removed.
 func CleanScratch(cache string) (removed []string, size int64, err error) {
-	root := ScratchDir(cache)
+	return cleanClaimed(ScratchDir(cache), "run-")
+}
+
+// JobScratchPrefix starts the names of the Slurm task's scratch clones,
+// made in the node's temporary directory.
+const JobScratchPrefix = "rigor-job-"
+
+// CleanJobScratch removes the scratch clones of Slurm tasks (tmp's
+// rigor-job-* directories, this user's) that no live task claims: left by
+// a task that was killed (kill -9, a node's OOM killer) before it could
+// remove its clone, whole or half deleted.
+func CleanJobScratch(tmp string) (removed []string, size int64, err error) {
+	return cleanClaimed(tmp, JobScratchPrefix)
+}
+
+// cleanClaimed removes root's directories named prefix* that are this
+// user's and that no live process claims ([ClaimScratch]).
+func cleanClaimed(root, prefix string) (removed []string, size int64, err error) {
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, 0, nil
@@ -56,11 +74,11 @@ func CleanScratch(cache string) (removed []string, size int64, err error) {
 	}
 	var errs []error
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "run-") {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		if !leftover(dir) {
+		if !ours(dir) || !leftover(dir) {
 			continue
 		}
 		n := dirSize(dir)
@@ -72,6 +90,17 @@ func CleanScratch(cache string) (removed []string, size int64, err error) {
 		size += n
 	}
 	return removed, size, errors.Join(errs...)
+}
+
+// ours reports whether dir belongs to this user (a shared temporary
+// directory holds other users' too).
+func ours(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }
 
 // leftover reports whether no live process claims dir.

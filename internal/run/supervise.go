@@ -47,13 +47,13 @@ func startCmd(cmd *exec.Cmd) error {
 }
 
 // guardScript waits for EOF on its standard input (rigor's end of the pipe
-// closing), then stops the process group $1: SIGTERM, and SIGKILL a second
-// later.
+// closing), then stops $1 (a process group "-PGID", or a process "PID"):
+// SIGTERM, and SIGKILL a second later.
 const guardScript = `trap '' INT TERM HUP QUIT
 while read -r _; do :; done
-kill -TERM "-$1" 2>/dev/null || exit 0
+kill -TERM "$1" 2>/dev/null || exit 0
 sleep 1
-kill -KILL "-$1" 2>/dev/null
+kill -KILL "$1" 2>/dev/null
 exit 0`
 
 // guard is a running guard of one process group.
@@ -65,12 +65,15 @@ type guard struct {
 // newGuard starts a guard of the process group pgid. It returns nil when
 // no guard can be started (no /bin/sh): Pdeathsig still covers the
 // process itself.
-func newGuard(pgid int) *guard {
+func newGuard(pgid int) *guard { return guardOf("-" + strconv.Itoa(pgid)) }
+
+// guardOf starts a guard of target: "-PGID" or "PID".
+func guardOf(target string) *guard {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil
 	}
-	cmd := exec.Command("/bin/sh", "-c", guardScript, "rigor-guard", strconv.Itoa(pgid))
+	cmd := exec.Command("/bin/sh", "-c", guardScript, "rigor-guard", target)
 	cmd.Stdin = r
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = startCmd(cmd)
@@ -90,4 +93,23 @@ func (g *guard) release() {
 	g.cmd.Process.Kill()
 	g.w.Close()
 	g.cmd.Wait()
+}
+
+// StartTied starts cmd so that it dies with this process, as the engine's
+// processes do: the parent-death signal sig from the spawning thread, and
+// a guard that sends SIGTERM, then SIGKILL, to cmd's process when this
+// process dies, even by SIGKILL. It is for a child that is itself a rigor
+// (the Slurm task's `rigor run`), which stops its own engine when it gets
+// SIGTERM and whose own guards take the engine down if it is killed. Call
+// release once cmd has been waited for.
+func StartTied(cmd *exec.Cmd, sig syscall.Signal) (release func(), err error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = sig
+	if err := startCmd(cmd); err != nil {
+		return nil, err
+	}
+	g := guardOf(strconv.Itoa(cmd.Process.Pid))
+	return g.release, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/rigorbench/rigor/internal/logtail"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
+	"github.com/rigorbench/rigor/internal/run"
 )
 
 // ErrRunFailed is returned by [NodeTask.Run] when the task's run was
@@ -66,11 +67,22 @@ func (c *NodeTask) Run(ctx context.Context) error {
 
 	// Node-local scratch: the clone, and the job's rig beside it (not in
 	// the clone, which must stay clean).
-	tmp, err := os.MkdirTemp("", "rigor-job-")
+	// Clones left by tasks that were killed (kill -9, the OOM killer)
+	// before removing theirs go first; a live task's clone is claimed.
+	if dirs, _, err := run.CleanJobScratch(os.TempDir()); len(dirs) > 0 || err != nil {
+		fmt.Fprintf(c.Log, "rigor: removed %d scratch %s left by killed tasks\n", len(dirs), plural(len(dirs), "clone", "clones"))
+		if err != nil {
+			fmt.Fprintf(c.Log, "rigor: warning: %v\n", err)
+		}
+	}
+	tmp, err := os.MkdirTemp("", run.JobScratchPrefix)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	if release, err := run.ClaimScratch(tmp); err == nil {
+		defer release()
+	}
 	work := filepath.Join(tmp, "module")
 	clone := exec.CommandContext(ctx, "git", "clone", "--quiet", "--no-checkout", b.Module, work)
 	if out, err := clone.CombinedOutput(); err != nil {
@@ -83,15 +95,22 @@ func (c *NodeTask) Run(ctx context.Context) error {
 
 	var stdout, stderr bytes.Buffer
 	args := append([]string{"-C", work, "run", t.Point, "--no-commit", "--json"}, b.RunArgs...)
-	run := exec.CommandContext(ctx, b.Rigor, args...)
-	run.Env = c.Environ
+	cmd := exec.CommandContext(ctx, b.Rigor, args...)
+	cmd.Env = c.Environ
 	if f, note := c.allocatedRig(ctx, tmp); f != "" {
-		run.Env = append(slices.Clone(c.Environ), rig.RigFileEnv+"="+f)
+		cmd.Env = append(slices.Clone(c.Environ), rig.RigFileEnv+"="+f)
 		fmt.Fprintf(c.Log, "rigor: %s\n", note)
 	}
-	run.Stdout = &stdout
-	run.Stderr = io.MultiWriter(c.Log, &stderr)
-	runErr := run.Run()
+	cmd.Stdout = &stdout
+	cmd.Stderr = io.MultiWriter(c.Log, &stderr)
+	// The run dies with the task, even when the task is killed with
+	// SIGKILL: SIGTERM lets it stop its engine (whose own guards act if
+	// it is killed in turn).
+	release, runErr := run.StartTied(cmd, syscall.SIGTERM)
+	if runErr == nil {
+		runErr = cmd.Wait()
+		release()
+	}
 	var runs []*results.Run
 	if err := json.Unmarshal(stdout.Bytes(), &runs); err != nil || len(runs) == 0 {
 		// No record: rigor run refused (the node's rig does not meet
@@ -314,4 +333,11 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
