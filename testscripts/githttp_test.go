@@ -23,6 +23,8 @@ func init() {
 	// can tell whether a credential was sent. Others get 401; with
 	// --echo, the 401's body echoes the credentials they sent, decoded
 	// (`bad credentials for x-access-token:…`), as some servers do.
+	// While $WORK/git-http.hang exists, every request is read and never
+	// answered.
 	//
 	// git-http --hang: a server that accepts connections and never
 	// answers; sets GIT_HTTP and GIT_HTTP_ADDR likewise.
@@ -70,6 +72,7 @@ func gitHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	user, pass, _ := strings.Cut(args[1], ":")
 	echo := len(args) == 3
 	logPath := ts.MkAbs("git-http.log")
+	hangPath := ts.MkAbs("git-http.hang")
 	var logMu sync.Mutex
 	backend := &cgi.Handler{
 		Path: git,
@@ -83,6 +86,10 @@ func gitHTTP(ts *testscript.TestScript, neg bool, args []string) {
 			f.Close()
 		}
 		logMu.Unlock()
+		if _, err := os.Stat(hangPath); err == nil {
+			<-r.Context().Done() // accepted, never answered
+			return
+		}
 		u, p, ok := r.BasicAuth()
 		if !ok || u != user || p != pass {
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/gitsrc"
@@ -23,14 +26,18 @@ import (
 //	                  the Hugging Face hub cache, as huggingface_hub reads it
 //	RIGOR_RIG_FILE    a JSON rig that replaces detection (tests)
 //	RIGOR_GIT_AUTHOR  "Name <email>" of rigor's commits
+//	RIGOR_GIT_TIMEOUT how long a git remote may stay silent (a Go
+//	                  duration such as 90s, or seconds); default 1m
 type config struct {
 	Cache   string
 	HFCache string
 	RigFile string
 	// GitAuthor is RIGOR_GIT_AUTHOR, trimmed.
 	GitAuthor string
-	Getenv    func(string) string
-	Lookup    func(string) (string, bool)
+	// GitTimeout is RIGOR_GIT_TIMEOUT as set, trimmed ([config.gitTimeout]).
+	GitTimeout string
+	Getenv     func(string) string
+	Lookup     func(string) (string, bool)
 }
 
 func loadConfig() config {
@@ -39,7 +46,29 @@ func loadConfig() config {
 	c.HFCache, _ = hf.CacheDir()
 	c.RigFile = c.Getenv(rig.RigFileEnv)
 	c.GitAuthor = strings.TrimSpace(c.Getenv(gitrepo.AuthorEnv))
+	c.GitTimeout = strings.TrimSpace(c.Getenv("RIGOR_GIT_TIMEOUT"))
 	return c
+}
+
+// gitTimeout is RIGOR_GIT_TIMEOUT: how long a git remote may stay silent
+// (gitsrc.Options.Timeout), a Go duration or a number of seconds; 0 (the
+// default, gitsrc.DefaultTimeout) when unset.
+func (c config) gitTimeout() (time.Duration, error) {
+	v := c.GitTimeout
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		if secs, serr := strconv.ParseFloat(v, 64); serr == nil {
+			d, err = time.Duration(secs*float64(time.Second)), nil
+		}
+	}
+	if err != nil || d <= 0 {
+		return 0, withHint(fmt.Errorf("RIGOR_GIT_TIMEOUT: %q is not a duration", v),
+			"write it as a Go duration (90s, 2m) or a number of seconds; unset, git remotes get "+gitsrc.DefaultTimeout.String())
+	}
+	return d, nil
 }
 
 // cfg returns the configuration, read on first use.

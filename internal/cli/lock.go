@@ -114,7 +114,7 @@ func (c *lockCmd) Run(e *env) error {
 			return err
 		}
 	}
-	opts, err := c.options(set.Root)
+	opts, err := c.options(e, set.Root)
 	if err != nil {
 		return err
 	}
@@ -246,7 +246,11 @@ func (e *env) commitLockfiles(set *spec.Set, changes []lock.Change) error {
 }
 
 // options are the resolver's options from the flags and the environment.
-func (c *lockCmd) options(root string) (lock.Options, error) {
+func (c *lockCmd) options(e *env, root string) (lock.Options, error) {
+	gitTimeout, err := e.cfg().gitTimeout()
+	if err != nil {
+		return lock.Options{}, err
+	}
 	hopts := hf.OptionsFromEnv(os.Getenv)
 	if v := os.Getenv("RIGOR_HF_MAX_RETRIES"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -262,10 +266,11 @@ func (c *lockCmd) options(root string) (lock.Options, error) {
 		hopts.Offline = true
 	}
 	return lock.Options{
-		Root:    root,
-		HF:      hf.NewClient(hopts),
-		HFToken: hopts.Token,
-		Offline: c.Offline,
+		Root:       root,
+		HF:         hf.NewClient(hopts),
+		HFToken:    hopts.Token,
+		Offline:    c.Offline,
+		GitTimeout: gitTimeout,
 	}, nil
 }
 
@@ -311,7 +316,7 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		asked int
 	)
 	if c.Online {
-		opts, err := c.options(set.Root)
+		opts, err := c.options(e, set.Root)
 		if err != nil {
 			return err
 		}

@@ -82,12 +82,19 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // the timeout although the host answered.
 type TimeoutError struct {
 	URL     string
-	Op      string // "listing refs" or "fetching"
+	Op      string // "listing refs of" or "fetching"
 	Timeout time.Duration
+	// Silent is set when the remote sent nothing for Timeout (it accepted
+	// the connection and did not answer, or stalled mid-transfer), rather
+	// than the operation outlasting its whole deadline.
+	Silent bool
 }
 
 // Error names the operation, the URL and the timeout.
 func (e *TimeoutError) Error() string {
+	if e.Silent {
+		return fmt.Sprintf("%s %s: timed out: the remote sent nothing for %s", e.Op, e.URL, e.Timeout)
+	}
 	return fmt.Sprintf("%s %s: timed out after %s", e.Op, e.URL, e.Timeout)
 }
 

@@ -26,11 +26,18 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
-// DefaultTimeout bounds each network operation (listing refs, fetching) when
-// [Options.Timeout] is zero. A first fetch of a large engine repository takes
-// minutes, so it is generous; an unreachable host is reported long before it
-// by the connection probe (see [ConnectTimeout]).
-const DefaultTimeout = 10 * time.Minute
+// DefaultTimeout is how long a remote may stay silent when
+// [Options.Timeout] is zero: listing refs fails after it (and ends within
+// twice it in all), and an
+// http(s) fetch fails when the remote sends nothing for that long (see
+// idle.go), as npm calls do. An unreachable host is reported sooner by the
+// connection probe (see [ConnectTimeout]).
+const DefaultTimeout = time.Minute
+
+// FetchTimeout bounds a whole fetch, which for a first clone of a large
+// engine repository takes minutes; silence ends it long before (over
+// http(s): [Options.Timeout]).
+const FetchTimeout = 30 * time.Minute
 
 // ConnectTimeout bounds the connection probe that precedes every network
 // operation (capped by [Options.Timeout]), so that a host that drops packets
@@ -43,7 +50,10 @@ type Options struct {
 	Cache string
 	// Offline forbids the network: only mirrors already in Cache are used.
 	Offline bool
-	// Timeout bounds each network operation; 0 means [DefaultTimeout].
+	// Timeout is how long a remote may stay silent: listing refs or an
+	// http(s) fetch that gets no byte for that long fails, and listing
+	// refs ends within twice it; 0 means
+	// [DefaultTimeout]. A whole fetch is bounded by [FetchTimeout].
 	Timeout time.Duration
 	// Moved, when set, is told of every branch or tag that a fetch into an
 	// existing mirror found on another commit than the mirror had, so
@@ -226,8 +236,9 @@ func fetchRepo(ctx context.Context, repo *git.Repository, url string, ep *transp
 	if opts.Moved != nil {
 		before = peeledRefs(repo)
 	}
-	octx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	octx, cancel := context.WithTimeout(ctx, max(FetchTimeout, opts.Timeout))
 	defer cancel()
+	octx, watch := withIdle(octx, opts.Timeout)
 	err := repo.FetchContext(octx, &git.FetchOptions{
 		RemoteName: "origin",
 		Auth:       authOf(ep),
@@ -251,7 +262,7 @@ func fetchRepo(ctx context.Context, repo *git.Repository, url string, ep *transp
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil
 	}
-	return networkError(ctx, octx, url, ep, "fetching", err, opts.Timeout)
+	return networkError(ctx, octx, watch, url, ep, "fetching", err, opts.Timeout)
 }
 
 // peeledRefs returns the commit of each branch and tag of repo, annotated
@@ -288,12 +299,14 @@ func listRemote(ctx context.Context, url string, ep *transport.Endpoint, opts Op
 	if err := probe(ctx, url, ep, opts.Timeout); err != nil {
 		return nil, err
 	}
-	octx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	// A remote that answers slowly gets twice its silence bound in all.
+	octx, cancel := context.WithTimeout(ctx, 2*opts.Timeout)
 	defer cancel()
+	octx, watch := withIdle(octx, opts.Timeout)
 	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{url}})
 	refs, err := rem.ListContext(octx, &git.ListOptions{PeelingOption: git.AppendPeeled, Auth: authOf(ep)})
 	if err != nil {
-		return nil, networkError(ctx, octx, url, ep, "listing refs of", err, opts.Timeout)
+		return nil, networkError(ctx, octx, watch, url, ep, "listing refs of", err, opts.Timeout)
 	}
 	m := make(map[string]string, len(refs))
 	for _, r := range refs {
@@ -356,11 +369,19 @@ func probe(ctx context.Context, url string, ep *transport.Endpoint, timeout time
 // networkError classifies err from a go-git operation on url: the caller's
 // ctx cancelled, the operation's octx past its deadline, an unreachable host,
 // or anything else.
-func networkError(ctx, octx context.Context, url string, ep *transport.Endpoint, op string, err error, timeout time.Duration) error {
+func networkError(ctx, octx context.Context, watch *idleWatch, url string, ep *transport.Endpoint, op string, err error, timeout time.Duration) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s %s: %w", op, url, ctx.Err())
 	}
+	if watch.silent() {
+		return &TimeoutError{URL: url, Op: op, Timeout: timeout, Silent: true}
+	}
 	if errors.Is(octx.Err(), context.DeadlineExceeded) {
+		if op == "fetching" {
+			timeout = max(FetchTimeout, timeout)
+		} else {
+			timeout *= 2
+		}
 		return &TimeoutError{URL: url, Op: op, Timeout: timeout}
 	}
 	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
