@@ -28,10 +28,11 @@ var latencies = []struct{ key, name string }{
 // Judge reads the load generator's result into the common outcome:
 // throughputs (tokSOut is output tokens per second over the run's wall
 // time), goodput, and for TTFT, TPOT, ITL and E2EL the mean (with every
-// request's value as samples, read from the raw file; ITL's samples stay
-// in the raw file), the median and each percentile. A run is ok only when
-// every request completed; otherwise it failed, the error says how many
-// failed and why, and what was measured is kept.
+// request's value as samples, read from the raw file; ITL's is a request's
+// mean gap, every gap stays in the raw file), the median and each
+// percentile. A run is ok only when every request completed; otherwise it
+// failed, the error says how many failed and why, and what was measured
+// is kept.
 func Judge(f engine.Finished) engine.Verdict {
 	v := engine.Verdict{}
 	if f.Stopped == engine.StoppedWorker && f.StopErr != nil {
@@ -75,7 +76,10 @@ func Judge(f engine.Finished) engine.Verdict {
 			continue
 		}
 		m := results.Metric{Name: l.name, Test: Test, Unit: metricname.Ms, Direction: results.LowerIsBetter, Value: mean, Stddev: r.Stats["std_"+l.key+"_ms"]}
-		if l.key != "itl" && reqs != nil {
+		if l.key == "itl" && reqs != nil {
+			m.Samples = requestITL(reqs)
+			m.Derived = "per request: the mean gap between its text chunks; the mean and percentiles pool every gap of every request, as vLLM's ITL"
+		} else if reqs != nil {
 			m.Samples = loadgen.Samples(reqs, l.key)
 			if l.key == "tpot" {
 				m.Derived = "per request: (latency − ttft) / (output tokens − 1), vLLM's TPOT, over requests with more than one output token"
@@ -181,4 +185,21 @@ func explainServer(msg string) string {
 		return "the server could not bind its port (serve.port is in use?): " + msg
 	}
 	return ""
+}
+
+// requestITL is each completed request's mean gap between text chunks, in
+// ms: ITL's one value per request, for requests with a gap.
+func requestITL(reqs []*loadgen.Request) []float64 {
+	var out []float64
+	for _, r := range reqs {
+		if !r.OK() || len(r.ITL) == 0 {
+			continue
+		}
+		var sum float64
+		for _, g := range r.ITL {
+			sum += g
+		}
+		out = append(out, sum/float64(len(r.ITL))*1000)
+	}
+	return out
 }
