@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rigorbench/rigor/internal/compare/stats"
 	"github.com/rigorbench/rigor/internal/results"
@@ -502,4 +503,43 @@ func near(got, want, tol float64) bool {
 		return math.IsNaN(got)
 	}
 	return math.Abs(got-want) <= tol*math.Max(1, math.Abs(want))
+}
+
+// TestLog_driftPerPoint: a run's drift is what changed since the previous
+// run of its own point (two points of a sweep differ by design), and a
+// run without the engine's report of its build (failed before the engine
+// printed one) is no change of build, neither to it nor back from it; the
+// next report is compared with the last one.
+func TestLog_driftPerPoint(t *testing.T) {
+	base := historyRuns()[1]
+	mk := func(i int, model string, build *results.Build) results.Run {
+		r := base
+		r.ID = fmt.Sprintf("20260601T00000%dZ-000%d", i, i)
+		r.Start = time.Date(2026, 6, 1, 0, 0, i, 0, time.UTC)
+		r.Swept = map[string]any{"model": model}
+		r.Model.Files = []results.File{{Path: model + ".gguf", SHA256: modelHash}}
+		r.Engine.Build = build
+		if build == nil {
+			r.Status, r.Error, r.Metrics = results.StatusFailed, "the worker died", nil
+		}
+		return r
+	}
+	x, y := &results.Build{Flavour: "prebuilt"}, &results.Build{Flavour: "localBuild"}
+	runs := []results.Run{
+		mk(0, "a", x), mk(1, "b", x), // two points, differing models
+		mk(2, "a", nil), mk(3, "b", x), // a fails without a build report
+		mk(4, "a", x), mk(5, "b", x), // back: no change
+		mk(6, "a", nil), mk(7, "a", y), // a real change, across a run without one
+	}
+	h := Log(runs)
+	got := map[int][]string{}
+	for i, e := range h.Entries {
+		for _, c := range e.Drift {
+			got[i] = append(got[i], c.String())
+		}
+	}
+	want := map[int][]string{7: {`lock.engine.build.flavour: "prebuilt" → "localBuild"`}}
+	if len(got) != len(want) || !slices.Equal(got[7], want[7]) {
+		t.Errorf("drift %v, want %v", got, want)
+	}
 }

@@ -144,9 +144,41 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 		}
 		return s.Detail
 	}
-	prevAny := (*results.Summary)(nil)
 	prevHost := map[string]*results.Summary{}
 	prevPoint := map[string]*results.Summary{}
+	history := map[string][]*results.Summary{}
+	// lockDrift is what changed in the lock section from p, the point's
+	// previous run, to r. The engine's report of its build is absent from
+	// a run that failed before the engine reported it: that is no change,
+	// and r's build is compared with the last of earlier, the point's
+	// runs, that reported one.
+	lockDrift := func(p, r *results.Summary, earlier []*results.Summary) []Change {
+		var out []Change
+		absent := false
+		for _, c := range diffConfigs(configOf(p), configOf(r), onlySection(SectionLock)) {
+			if strings.HasPrefix(c.Path, buildPrefix) && (c.Old == nil || c.New == nil) {
+				absent = true
+				continue
+			}
+			out = append(out, c)
+		}
+		if !absent || !hasBuild(configOf(r)) {
+			return out
+		}
+		for j := len(earlier) - 1; j >= 0; j-- {
+			q := earlier[j]
+			if !hasBuild(configOf(q)) {
+				continue
+			}
+			for _, c := range diffConfigs(configOf(q), configOf(r), onlySection(SectionLock)) {
+				if strings.HasPrefix(c.Path, buildPrefix) && c.Old != nil && c.New != nil {
+					out = append(out, c)
+				}
+			}
+			break
+		}
+		return out
+	}
 
 	// Label points with the same short names Compare uses.
 	var pts []*point
@@ -196,17 +228,20 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 		}
 
 		// A section whose hash did not change did not change: only the
-		// others are diffed, reading the two records.
-		if p := prevAny; p != nil {
+		// others are diffed, reading the two records. A run is compared
+		// with the previous run of its own point: two points of a sweep
+		// differ by design.
+		key := keyOf[i]
+		if p := prevPoint[key]; p != nil {
 			if detail(p).Hashes.Lock != d.Hashes.Lock {
-				e.Drift = append(e.Drift, diffConfigs(configOf(p), configOf(r), onlySection(SectionLock))...)
+				e.Drift = append(e.Drift, lockDrift(p, r, history[key])...)
 			}
 			if len(e.Drift) == 0 && detail(p).LockDigest != d.LockDigest {
 				e.Drift = append(e.Drift, Change{Section: SectionLock, Path: "lockDigest",
 					Old: rawString(detail(p).LockDigest), New: rawString(d.LockDigest)})
 			}
 		}
-		if p := prevHost[e.Host]; p != nil && detail(p).Hashes.Rig != d.Hashes.Rig {
+		if p := prevHost[e.Host+"\x00"+key]; p != nil && detail(p).Hashes.Rig != d.Hashes.Rig {
 			e.Drift = append(e.Drift, diffConfigs(configOf(p), configOf(r), onlySection(SectionRig))...)
 		}
 		if p := prevPoint[keyOf[i]]; p != nil && (detail(p).SpecDigest != d.SpecDigest || d.SpecDigest == "") && detail(p).Hashes.Spec != d.Hashes.Spec {
@@ -217,7 +252,8 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 			// not see them change.
 			e.Drift = append(e.Drift, diffConfigs(configOf(p), configOf(r), onlySection(SectionEnv))...)
 		}
-		prevAny, prevHost[e.Host], prevPoint[keyOf[i]] = r, r, r
+		prevHost[e.Host+"\x00"+key], prevPoint[key] = r, r
+		history[key] = append(history[key], r)
 		h.Entries = append(h.Entries, e)
 	}
 	if loadErr != nil {
@@ -335,6 +371,20 @@ func sortRounds(runs []*results.Summary, swept sweptCache) {
 		}
 		i = j
 	}
+}
+
+// buildPrefix starts the paths of the engine's report of its build.
+const buildPrefix = "lock.engine.build."
+
+// hasBuild reports whether a configuration holds the engine's report of
+// its build.
+func hasBuild(c config) bool {
+	for _, l := range c {
+		if strings.HasPrefix(l.path, buildPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func onlySection(s string) func(string) bool {
@@ -575,10 +625,12 @@ func WriteLogText(w io.Writer, h *History, width int) error {
 	}
 	wd := g.widths()
 	for i, row := range g.rows {
+		b.WriteString(g.line(row, wd) + "\n")
+		// Under its own run, as the failure is: what drifted since the
+		// point's previous run.
 		if d, ok := drift[i]; ok {
 			b.WriteString(d + "\n")
 		}
-		b.WriteString(g.line(row, wd) + "\n")
 		if f, ok := failure[i]; ok {
 			b.WriteString(f + "\n")
 		}
