@@ -344,6 +344,10 @@ func runBuild(ctx context.Context, opts BuildOptions, rec Recipe, dir string, lo
 		}
 		bins[t] = rel
 	}
+	// The shared libraries the programs load are hashed with them.
+	for name, rel := range findLibraries(dir) {
+		bins[name] = rel
+	}
 	got, file := buildCommitIn(dir)
 	if got == "" {
 		return nil, fmt.Errorf("verifying the build commit: no LLAMA_COMMIT in common/build-info.cpp under build/ or src/")
@@ -413,6 +417,30 @@ func findProgram(dir, name string) (string, bool) {
 		return nil
 	})
 	return found, found != ""
+}
+
+// findLibraries finds the shared libraries of the build under dir: the
+// files in build/bin whose names hold ".so" or end in ".dylib" (llama.cpp
+// puts libllama and ggml's libraries beside the programs) and every file in
+// build/lib, by their path under build/ ("bin/libllama.so"), mapped to
+// their path relative to dir. Symlinks (libggml-base.so ->
+// libggml-base.so.0) count: a changed target changes their hash.
+func findLibraries(dir string) map[string]string {
+	out := map[string]string{}
+	for _, sub := range []string{"bin", "lib"} {
+		ents, err := os.ReadDir(filepath.Join(dir, "build", sub))
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if e.IsDir() || sub == "bin" && !strings.Contains(n, ".so") && !strings.HasSuffix(n, ".dylib") {
+				continue
+			}
+			out[sub+"/"+n] = filepath.Join("build", sub, n)
+		}
+	}
+	return out
 }
 
 var buildCommitRE = regexp.MustCompile(`LLAMA_(?:BUILD_)?COMMIT\s*=\s*"([^"]*)"`)

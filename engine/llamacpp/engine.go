@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/rigorbench/rigor/engine"
@@ -134,8 +138,49 @@ func (e Engine) Prepare(ctx context.Context, req engine.Request) (*engine.Prepar
 			return nil, &buildcache.BinaryChangedError{Key: b.ID, Program: n, Path: b.Bins[n], Want: want, Got: sums[n]}
 		}
 	}
+	if err := checkLibraries(ctx, req.Cache, b, sums); err != nil {
+		return nil, err
+	}
 	p.Binaries = sums
 	return p, nil
+}
+
+// checkLibraries hashes the shared libraries of a cached build into sums,
+// by their names ("bin/libllama.so"), and checks each against the hash its
+// build recorded. A library the build did not make (one added to bin/ or
+// lib/ since, which the programs or ggml's backend loader may load) is an
+// error too. A prebuilt engine's libraries are not the lock's to check.
+func checkLibraries(ctx context.Context, cache string, b *BuildInfo, sums map[string]string) error {
+	if b.ID == "" {
+		return nil
+	}
+	var libs, paths []string
+	for name := range b.Bins {
+		if buildcache.IsLibrary(name) {
+			libs = append(libs, name)
+		}
+	}
+	sort.Strings(libs)
+	for _, name := range slices.Sorted(maps.Keys(findLibraries(b.Dir))) {
+		if _, ok := b.Bins[name]; !ok {
+			return &buildcache.BinaryChangedError{Key: b.ID, Program: name, Path: filepath.Join(b.Dir, filepath.FromSlash("build/"+name)), Extra: true, Unrecorded: len(libs) == 0}
+		}
+	}
+	for _, name := range libs {
+		paths = append(paths, b.Bins[name])
+	}
+	got, err := engine.HashBinaries(ctx, cache, "", paths...)
+	if err != nil {
+		return err
+	}
+	for i, name := range libs {
+		sum := got[paths[i]]
+		if want, ok := b.SHA256[name]; !ok || want != sum {
+			return &buildcache.BinaryChangedError{Key: b.ID, Program: name, Path: paths[i], Want: want, Got: sum}
+		}
+		sums[name] = sum
+	}
+	return nil
 }
 
 // Locate finds a prebuilt engine or a cached build without building.

@@ -2,7 +2,9 @@ package llamacpp_test
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/rigorbench/rigor/engine/llamacpp"
@@ -42,7 +44,14 @@ func TestBuild_reproducible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := func(p string) (string, error) { return sums[0][filepath.Base(p)], nil }
+	byPath := map[string]string{}
+	for n := range e.Bins {
+		byPath[e.Bin(n)] = sums[0][n]
+	}
+	if _, ok := sums[0]["bin/libllama.so"]; !ok {
+		t.Errorf("the build recorded %v, want bin/libllama.so among them", slices.Sorted(maps.Keys(sums[0])))
+	}
+	ok := func(p string) (string, error) { return byPath[p], nil }
 	if err := e.Verify(ok); err != nil {
 		t.Errorf("Verify of an intact build: %v", err)
 	}

@@ -92,10 +92,13 @@ type Entry struct {
 	Key    string `json:"key"`
 	Inputs Inputs `json:"inputs"`
 	// Bins maps a program name to its path relative to the entry
-	// directory, e.g. "llama-bench": "build/bin/llama-bench".
+	// directory, e.g. "llama-bench": "build/bin/llama-bench". A name with
+	// a slash is a library the programs load, named by its path under the
+	// build tree ("bin/libllama.so": "build/bin/libllama.so").
 	Bins map[string]string `json:"bins"`
-	// SHA256 maps each program to the sha256 of its bytes when the build
-	// finished. Entries made before rigor hashed them have none.
+	// SHA256 maps each program and library to the sha256 of its bytes
+	// when the build finished. Entries made before rigor hashed them have
+	// none, and entries made before rigor hashed libraries name none.
 	SHA256 map[string]string `json:"sha256,omitempty"`
 	// Created is when the build finished; Seconds how long it took.
 	Created time.Time `json:"created"`
@@ -116,11 +119,13 @@ func (e *Entry) Bin(name string) string {
 }
 
 // BinDir returns the directory that holds the programs (that of the first
-// one by name), or "" if there are none.
+// one by name; libraries do not count), or "" if there are none.
 func (e *Entry) BinDir() string {
 	names := make([]string, 0, len(e.Bins))
 	for n := range e.Bins {
-		names = append(names, n)
+		if !IsLibrary(n) {
+			names = append(names, n)
+		}
 	}
 	if len(names) == 0 {
 		return ""
@@ -336,14 +341,29 @@ func (c Cache) Remove(ctx context.Context, key string) error {
 	return nil
 }
 
-// BinaryChangedError is a program of a cached build whose bytes are no
-// longer those its build produced: truncated, replaced or damaged.
+// IsLibrary says whether a name of [Entry.Bins] is a library (its path
+// under the build tree, "bin/libllama.so") rather than a program.
+func IsLibrary(name string) bool { return strings.Contains(name, "/") }
+
+// BinaryChangedError is a program or library of a cached build whose bytes
+// are no longer those its build produced: truncated, replaced or damaged;
+// or, with Extra, a library its build did not make.
 type BinaryChangedError struct {
 	Key, Program, Path string
 	Want, Got          string
+	Extra              bool
+	// Unrecorded says the build recorded no library at all: a rigor that
+	// did not hash libraries made it.
+	Unrecorded bool
 }
 
 func (e *BinaryChangedError) Error() string {
+	if e.Extra && e.Unrecorded {
+		return fmt.Sprintf("the cached build %.12s loads libraries its build did not hash (an older rigor made it): %s (%s)", e.Key, e.Program, e.Path)
+	}
+	if e.Extra {
+		return fmt.Sprintf("the cached build %.12s has a library its build did not make: %s (%s)", e.Key, e.Program, e.Path)
+	}
 	return fmt.Sprintf("the cached build %.12s has a changed %s (%s): sha256 %.12s, the build made %.12s", e.Key, e.Program, e.Path, e.Got, e.Want)
 }
 

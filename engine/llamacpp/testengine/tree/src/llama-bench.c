@@ -114,8 +114,15 @@ static int connect_endpoint(const char *ep) {
 	return rc;
 }
 
+/* libllama, loaded from beside the program (bin/libllama.so). */
+extern int testengine_llama_init(void);
+
 int main(int argc, char **argv) {
 	prog = argv[0];
+	if (testengine_llama_init() != 0) {
+		fprintf(stderr, "llama_init: failed to initialise libllama\n");
+		return 1;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	list models = {0}, np = {0}, ng = {0}, pg = {0}, nb = {0}, ub = {0}, ctk = {0}, ctv = {0}, nt = {0}, ngl = {0}, fa = {0}, nkvo = {0}, rpc = {0};
 	const char *out = "md";
