@@ -26,6 +26,10 @@ import (
 //	                  the Hugging Face hub cache, as huggingface_hub reads it
 //	RIGOR_RIG_FILE    a JSON rig that replaces detection (tests)
 //	RIGOR_GIT_AUTHOR  "Name <email>" of rigor's commits
+//	HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE, … as huggingface_hub reads them
+//	                  (hf.OptionsFromEnv), and RIGOR_HF_MAX_RETRIES, how
+//	                  many times a transient hub failure is retried (0:
+//	                  none), for lock and pull alike ([config.hfOptions])
 //	RIGOR_GIT_TIMEOUT how long a git remote may stay silent (a Go
 //	                  duration such as 90s, or seconds); default 1m
 type config struct {
@@ -48,6 +52,25 @@ func loadConfig() config {
 	c.GitAuthor = strings.TrimSpace(c.Getenv(gitrepo.AuthorEnv))
 	c.GitTimeout = strings.TrimSpace(c.Getenv("RIGOR_GIT_TIMEOUT"))
 	return c
+}
+
+// hfOptions are the hub client's options from the environment, the
+// retries of RIGOR_HF_MAX_RETRIES included: one setting for every verb
+// that talks to the hub.
+func (c config) hfOptions() (hf.ClientOptions, error) {
+	opts := hf.OptionsFromEnv(c.Getenv)
+	if v := strings.TrimSpace(c.Getenv("RIGOR_HF_MAX_RETRIES")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return opts, withHint(fmt.Errorf("RIGOR_HF_MAX_RETRIES: %q is not a number", v),
+				"give how many times a failed hub request is tried again, 0 for none; unset, "+strconv.Itoa(hf.DefaultMaxRetries))
+		}
+		if n == 0 {
+			n = -1 // hf: no retries
+		}
+		opts.MaxRetries = n
+	}
+	return opts, nil
 }
 
 // gitTimeout is RIGOR_GIT_TIMEOUT: how long a git remote may stay silent

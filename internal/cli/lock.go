@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -251,16 +250,9 @@ func (c *lockCmd) options(e *env, root string) (lock.Options, error) {
 	if err != nil {
 		return lock.Options{}, err
 	}
-	hopts := hf.OptionsFromEnv(os.Getenv)
-	if v := os.Getenv("RIGOR_HF_MAX_RETRIES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return lock.Options{}, fmt.Errorf("RIGOR_HF_MAX_RETRIES: %q is not a number", v)
-		}
-		if n == 0 {
-			n = -1
-		}
-		hopts.MaxRetries = n
+	hopts, err := e.cfg().hfOptions()
+	if err != nil {
+		return lock.Options{}, err
 	}
 	if c.Offline {
 		hopts.Offline = true

@@ -79,7 +79,11 @@ func (c *pullCmd) Run(e *env) error {
 	if bar != nil {
 		opts.Progress = bar.update
 	}
-	client := hf.FromEnv()
+	hopts, err := e.cfg().hfOptions()
+	if err != nil {
+		return err
+	}
+	client := hf.NewClient(hopts)
 	start := time.Now()
 	err = client.Download(ctx, m.Requested.HF, m.Commit, infos, opts)
 	bar.done()

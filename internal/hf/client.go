@@ -448,7 +448,10 @@ func (c *Client) getJSON(ctx context.Context, r request, v any) (http.Header, er
 			return c.transportError(ctx, resp.Body.(*watchedBody).w, r, err)
 		}
 		if err := json.Unmarshal(body, v); err != nil {
-			return &attemptError{err: fmt.Errorf("decoding response of %s %s: %w", r.method, r.url, err)}
+			// A truncated or garbled answer (a proxy's error page with
+			// status 200, a dropped connection the server did not report)
+			// is tried again, as a 5xx is.
+			return &attemptError{err: fmt.Errorf("decoding response of %s %s: %w", r.method, r.url, err), transient: true}
 		}
 		hdr = resp.Header
 		return nil

@@ -429,19 +429,35 @@ func TestClient_Malformed(t *testing.T) {
 	} {
 		h := hubtest.New()
 		commit := h.AddRepo("org/tiny", smallRepo())
-		h.Malformed(tt.e)
-		c, s := newClient(t, h, hf.ClientOptions{})
-		var err error
-		if tt.e == hubtest.EndpointModel {
-			_, err = c.ResolveRevision(context.Background(), "org/tiny", "main")
-		} else {
-			_, err = c.ListFiles(context.Background(), "org/tiny", commit)
+		call := func(c *hf.Client) error {
+			var err error
+			if tt.e == hubtest.EndpointModel {
+				_, err = c.ResolveRevision(context.Background(), "org/tiny", "main")
+			} else {
+				_, err = c.ListFiles(context.Background(), "org/tiny", commit)
+			}
+			return err
 		}
+		// Malformed every time: retried like a 5xx, then the error names
+		// the request and the attempts.
+		h.Malformed(tt.e)
+		c, s := newClient(t, h, hf.ClientOptions{MaxRetries: 2, Backoff: time.Millisecond})
+		err := call(c)
 		if err == nil || !strings.Contains(err.Error(), "decoding response of GET "+h.URL+tt.path) {
 			t.Errorf("malformed %s: error = %v, want it to name GET %s%s", tt.e, err, h.URL, tt.path)
 		}
-		if len(s.d) != 0 {
-			t.Errorf("malformed %s was retried (%v), want no retry", tt.e, s.d)
+		if err == nil || !strings.Contains(err.Error(), "gave up after 3 attempts") || len(s.d) != 2 {
+			t.Errorf("malformed %s: error %v after waits %v, want 2 retries", tt.e, err, s.d)
+		}
+		h.Close()
+
+		// Malformed once: the retry succeeds.
+		h = hubtest.New()
+		commit = h.AddRepo("org/tiny", smallRepo())
+		h.MalformedNext(tt.e, 1)
+		c, s = newClient(t, h, hf.ClientOptions{Backoff: time.Millisecond})
+		if err := call(c); err != nil || len(s.d) != 1 {
+			t.Errorf("malformed %s once: %v after waits %v, want success after one retry", tt.e, err, s.d)
 		}
 		h.Close()
 	}

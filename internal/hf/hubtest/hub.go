@@ -152,8 +152,10 @@ type Hub struct {
 	cuts      map[string]*cut // repo + "\x00" + file
 	corrupt   map[string]bool // repo + "\x00" + file
 	malformed map[Endpoint]bool
-	noRange   bool
-	delay     time.Duration
+	// malformedN counts the malformed answers left for MalformedNext.
+	malformedN map[Endpoint]int
+	noRange    bool
+	delay      time.Duration
 	// logMu guards log alone: a handler may write its response while
 	// holding mu, and the log is written as the status goes out.
 	logMu sync.Mutex
@@ -171,11 +173,12 @@ func New() *Hub {
 
 func newHub() *Hub {
 	return &Hub{
-		repos:     map[string]*repo{},
-		fails:     map[string]*fault{},
-		cuts:      map[string]*cut{},
-		corrupt:   map[string]bool{},
-		malformed: map[Endpoint]bool{},
+		repos:      map[string]*repo{},
+		fails:      map[string]*fault{},
+		cuts:       map[string]*cut{},
+		corrupt:    map[string]bool{},
+		malformed:  map[Endpoint]bool{},
+		malformedN: map[Endpoint]int{},
 	}
 }
 
@@ -337,6 +340,14 @@ func (h *Hub) Malformed(e Endpoint) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.malformed[e] = true
+}
+
+// MalformedNext makes the endpoint answer 200 with broken JSON n times,
+// then normally again.
+func (h *Hub) MalformedNext(e Endpoint, n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.malformedN[e] = n
 }
 
 // Requests returns a copy of the request log, oldest first.
@@ -519,6 +530,10 @@ func (h *Hub) resolveRev(w http.ResponseWriter, rp *repo, rev string) (*commit, 
 func (h *Hub) isMalformed(w http.ResponseWriter, e Endpoint) bool {
 	h.mu.Lock()
 	bad := h.malformed[e]
+	if !bad && h.malformedN[e] > 0 {
+		h.malformedN[e]--
+		bad = true
+	}
 	h.mu.Unlock()
 	if bad {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -2,6 +2,8 @@
 package locktest
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -11,7 +13,9 @@ import (
 
 // FaultyHub is a testscript command that starts a stand-in hub (see
 // hubtest.Cmd) with a fault: "malformed-model" or "malformed-tree" make
-// that endpoint answer broken JSON, "delay=DURATION" delays every answer.
+// that endpoint answer broken JSON, "delay=DURATION" delays every answer,
+// "fail=PATH=STATUS" makes every request to PATH (a trailing * matches a
+// prefix) answer STATUS.
 // It points HF_ENDPOINT at the hub for the rest of the script:
 //
 //	fake-hub-faulty malformed-tree hub.json
@@ -20,7 +24,7 @@ func FaultyHub(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("unsupported: ! fake-hub-faulty")
 	}
 	if len(args) != 2 {
-		ts.Fatalf("usage: fake-hub-faulty malformed-model|malformed-tree|delay=D config.json")
+		ts.Fatalf("usage: fake-hub-faulty malformed-model|malformed-tree|delay=D|fail=PATH=STATUS config.json")
 	}
 	h, err := hubtest.Load(ts.MkAbs(args[1]))
 	ts.Check(err)
@@ -30,6 +34,15 @@ func FaultyHub(ts *testscript.TestScript, neg bool, args []string) {
 		h.Malformed(hubtest.EndpointModel)
 	case fault == "malformed-tree":
 		h.Malformed(hubtest.EndpointTree)
+	case strings.HasPrefix(fault, "fail="):
+		// fail=PATH=STATUS: every request to PATH (a trailing * matches
+		// a prefix) answers STATUS.
+		path, status, ok := strings.Cut(strings.TrimPrefix(fault, "fail="), "=")
+		code, err := strconv.Atoi(status)
+		if !ok || err != nil {
+			ts.Fatalf("fail=PATH=STATUS: got %q", fault)
+		}
+		h.FailNext(path, code, 1<<30)
 	case len(fault) > 6 && fault[:6] == "delay=":
 		d, err := time.ParseDuration(fault[6:])
 		ts.Check(err)
