@@ -211,16 +211,16 @@
 // with full precision, under the columns of [CSVHeader]: metric, name,
 // test, unit, direction, point, center (mean|median), a_n, a_center,
 // a_low, a_high, b_n, b_center, b_low, b_high, delta_pct, p, p_adjusted,
-// welch_p, verdict (better|worse|inconclusive|changed|none), needed_n,
-// sample_unit (runs|repetitions), decided_by (mann-whitney-u|welch-t|
-// paired-t-log), pairs, mde_pct ("inf" when no change can be significant),
+// welch_p, verdict (better|worse|inconclusive|changed|confounded|
+// untested|none), needed_n, sample_unit (runs|repetitions), decided_by
+// (paired-t-log|invocations-t, empty when untested), pairs, mde_pct ("inf" when no change can be significant),
 // detect_n.
 //
 // [WriteJSON] writes one object whose field names are stable (version
 // [JSONVersion]); numbers that do not exist are null:
 //
-//	version, center ("mean"|"median"), test ("mann-whitney-u"|"welch-t"|
-//	"paired-t-log"|"mixed": the rows' decidedBy),
+//	version, center ("mean"|"median"), test ("paired-t-log"|
+//	"invocations-t"|"mixed"|"none": the rows' decidedBy),
 //	correction ("holm"), alpha, confidence, power,
 //	a, b: {label, runs, used, points, experiments, first, last},
 //	config: [{section ("spec"|"lock"|"rig"), path, old, new, points}]
@@ -229,13 +229,16 @@
 //	tables: [{metric, name, test, unit, direction,
 //	  rows: [{point, a, b, deltaPercent, p, pAdjusted, exact, separated,
 //	    welchP, verdict, neededPerSide, sampleUnit, decidedBy, pairs,
-//	    signFlipP, mdePercent, detectPerSide}],
+//	    signFlipP, mdePercent, detectPerSide, why (an untested row's
+//	    reason), confound (the state of a confounded row), noiseDF}],
 //	  geomean: {a, b, deltaPercent} | null}],
 //	  where a and b are {n, runs, center, low, high, confidence, mean,
 //	  median, stddev, min, max, samples, repetitions, outliers,
 //	  warmupRuns, warmupFirstRun},
 //	onlyA, onlyB: [point labels], notes: [strings],
-//	warnings: [{kind, metric, point, message}].
+//	warnings: [{kind, metric, point, message}],
+//	untested: the line saying why rows are untested and what gives a
+//	  verdict (omitted when every row was tested).
 //
 // # Log
 //
