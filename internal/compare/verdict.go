@@ -123,6 +123,13 @@ func historyNoise(hist []results.Run, sides []*side) map[string]invNoise {
 			vals[g][k][inv] = append(vals[g][k][inv], math.Log(v))
 		}
 	}
+	// Each invocation adds the mean squared deviation of its runs from
+	// the group's mean (the mean of the invocation means): for a
+	// one-run invocation its squared deviation; for one of several runs
+	// about σ²between + σ²within, the variance of one run's value, not of
+	// a mean of several. The estimate is then right for sides of one run
+	// an invocation and conservative for sides of several, even when the
+	// history mixes rounds invocations with single runs.
 	out := map[string]invNoise{}
 	for g, byMetric := range vals {
 		for k, byInv := range byMetric {
@@ -135,8 +142,12 @@ func historyNoise(hist []results.Run, sides []*side) map[string]invNoise {
 			}
 			mu := stats.Mean(means)
 			n := out[g.point+"\x00"+k]
-			for _, x := range means {
-				n.ss += (x - mu) * (x - mu)
+			for _, xs := range byInv {
+				var sq float64
+				for _, x := range xs {
+					sq += (x - mu) * (x - mu)
+				}
+				n.ss += sq / float64(len(xs))
 			}
 			n.df += len(means) - 1
 			n.invocations += len(means)
@@ -213,7 +224,8 @@ func historyTest(a, b []recSamples, est invNoise) (p float64, up, ok bool) {
 
 // confounder says whether the machine's state differs between the sides
 // enough to explain a change of the observed size and direction, and
-// names the state: the share of the cores other processes took, or the
+// names the state: the share of the cores other processes took, the
+// share of the wall time the engine got the CPU on a busy machine, or the
 // CPU clock. It compares the mean over each side's runs; "" when nothing
 // explains it or a side recorded no state.
 func confounder(row *Row, dir string) string {
@@ -254,6 +266,35 @@ func confounder(row *Row, dir string) string {
 		if explains(implied) && math.Abs(sb-sa) >= 0.05 {
 			return fmt.Sprintf("other processes took %.1f of %d cores during B's runs against %.1f of %d during A's",
 				sb*float64(cb), cb, sa*float64(ca), ca)
+		}
+	}
+	// On a busy machine, the share of the wall time the engine got the
+	// CPU says how much the others took from it.
+	engineCPU := func(runs []*results.Run) (float64, bool) {
+		var sum float64
+		n := 0
+		for _, r := range runs {
+			st := r.Machine
+			if st == nil || st.WallSeconds <= 0 || st.EngineCPUSeconds <= 0 {
+				continue
+			}
+			if busy, _ := st.Busy(0.5); !busy {
+				return 0, false
+			}
+			sum += st.EngineCPUSeconds / st.WallSeconds
+			n++
+		}
+		if n == 0 {
+			return 0, false
+		}
+		return sum / float64(n), true
+	}
+	ea, oka := engineCPU(row.runsA)
+	eb, okb := engineCPU(row.runsB)
+	if oka && okb && math.Abs(math.Log(eb/ea)) >= math.Log(1.25) {
+		implied := sign * (math.Log(eb) - math.Log(ea))
+		if explains(implied) {
+			return fmt.Sprintf("the machine was busy and the engine got %.2f of the wall time on the CPU during B's runs against %.2f during A's", eb, ea)
 		}
 	}
 	clock := func(runs []*results.Run) (float64, bool) {
