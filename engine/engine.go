@@ -6,6 +6,11 @@
 // process last, with their argv, environment and working directory. Argv
 // words are never joined into a shell command; Plan.Shell renders them for
 // people only.
+//
+// This package and its subpackages are rigor's own, not an API for other
+// modules: their types are internal/spec's, internal/lock's and
+// internal/results', which no other module can name. They belong under
+// internal/ (ARCHITECTURE.md, "Why engine/ is not under internal/ (yet)").
 package engine
 
 import (
