@@ -34,6 +34,7 @@ type runCmd struct {
 	IgnoreRequires bool          `help:"Run even when the rig does not meet #requires; the record says so."`
 	NoCommit       bool          `help:"Write the records but do not commit them to git."`
 	CommitEach     bool          `help:"Commit each point's record as soon as it is written (default: one commit for the whole invocation)."`
+	Explain        bool          `help:"Print each warning whole (by default one short line per kind after the result; the record holds them whole either way)."`
 	Timeout        time.Duration `help:"Bound one bench process (default: the experiment's timeoutSeconds, else 1h)."`
 	Offline        bool          `help:"Use only what is cached (git mirrors, engine installs)."`
 	Verify         bool          `help:"Read every model file and engine binary again to hash it, trusting nothing from the stat cache; the record says hashes: read."`
@@ -235,6 +236,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 
 	var written []*results.Run
+	var warnings []runWarning
 	var paths []string
 	failed := 0
 	var commitErr error
@@ -261,11 +263,12 @@ func (c *runCmd) Run(e *env) error {
 			failed++
 		}
 		fmt.Fprintf(e.stderr, "rigor: %s: %s → %s\n", pr.Point.ID, describe(pr.Record), rel)
+		// Warnings come after the result (printRunWarnings).
 		if busy, why := pr.Record.Machine.Busy(c.BusyShare); busy && len(pr.Record.Metrics) > 0 {
-			fmt.Fprintf(e.stderr, "rigor: warning: %s: the machine was busy: %s; the figures may be lower than this machine can do (the record says so)\n", pr.Point.ID, why)
+			warnings = append(warnings, busyWarning(pr.Point.ID, why))
 		}
 		for _, w := range pr.EngineWarnings {
-			fmt.Fprintf(e.stderr, "rigor: warning: %s: %s\n", pr.Point.ID, w)
+			warnings = append(warnings, engineWarning(pr.Point.ID, w))
 		}
 		if c.CommitEach && !c.NoCommit && commitErr == nil {
 			files := []string{path, store.RawDir(pr.Record.Experiment, pr.Record.ID)}
@@ -306,6 +309,7 @@ func (c *runCmd) Run(e *env) error {
 			compareWithPrevious(e, store, previous, written)
 		}
 	}
+	printRunWarnings(e, warnings, c.Explain)
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr
 	}
