@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,10 +42,18 @@ type Lock struct{ f *os.File }
 
 // Acquire takes a lock on path, creating the file and its directory.
 func Acquire(ctx context.Context, path string, opts Options) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// The umask decides the modes, as for any tool: a cache shared by a
+	// group (umask 002, a setgid folder) gets 2775 folders and 0664 lock
+	// files, which the group's other users can lock too.
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if errors.Is(err, fs.ErrPermission) {
+		// Another user's lock file that we may only read: flock(2)
+		// locks through a read-only descriptor as well.
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -88,7 +89,10 @@ func (c *Client) Download(ctx context.Context, repo, commit string, files []File
 		}
 	}
 	repoDir := RepoDir(cache, repo)
-	if err := os.MkdirAll(filepath.Join(repoDir, "blobs"), 0o755); err != nil {
+	// Folders 0777 and files 0666 less the umask, as huggingface_hub
+	// makes them: a cache shared by a group (umask 002, setgid folders)
+	// stays writable by the group's other users.
+	if err := os.MkdirAll(filepath.Join(repoDir, "blobs"), 0o777); err != nil {
 		return fmt.Errorf("downloading %s: %w", repo, err)
 	}
 	locks := filepath.Join(cache, ".locks", filepath.Base(repoDir))
@@ -243,7 +247,7 @@ func (v *verifier) check(repo string, f FileInfo) error {
 // fetch downloads f into part, resuming from part's current length and
 // retrying transient failures from wherever the last attempt stopped.
 func (c *Client) fetch(ctx context.Context, repo, commit string, f FileInfo, part string, progress func(string, int64, int64)) error {
-	fh, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o644)
+	fh, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return err
 	}
@@ -381,7 +385,7 @@ func linkSnapshot(repoDir, commit string, f FileInfo) error {
 	if cur, err := os.Readlink(link); err == nil && cur == target {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(link), 0o777); err != nil {
 		return err
 	}
 	// Another process may be linking the same file: a name of our own.
@@ -399,10 +403,18 @@ func linkSnapshot(repoDir, commit string, f FileInfo) error {
 
 // writeFileAtomic writes data to name through a temporary file and rename.
 func writeFileAtomic(name string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(name), 0o777); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
+	// Not os.CreateTemp, whose 0600 would keep the group out of refs/.
+	var tmp *os.File
+	var err error
+	for range 100 {
+		tmp, err = os.OpenFile(filepath.Join(filepath.Dir(name), ".tmp-"+strconv.FormatUint(rand.Uint64(), 36)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}
