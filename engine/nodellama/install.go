@@ -16,17 +16,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/rigorbench/rigor/internal/logtail"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/internal/logtail"
 )
 
 // Package is the npm package of node-llama-cpp itself.
@@ -130,6 +134,7 @@ var (
 	ErrUnknownVersion      = errors.New("unknown version")
 	ErrIntegrityMismatch   = errors.New("integrity mismatch")
 	ErrNotInstalled        = errors.New("not installed")
+	ErrNativeChanged       = errors.New("a native file changed since it was installed")
 )
 
 // InstallError is a failed install: what failed, with a hint for the user.
@@ -161,6 +166,10 @@ type marker struct {
 	Node        string                 `json:"node"`
 	NodeVersion string                 `json:"nodeVersion"`
 	Installed   time.Time              `json:"installed"`
+	// Native maps each native file a run loads (the addon, the shared
+	// libraries beside it; [NativeFiles]) to its sha256 when npm installed
+	// it. Markers of a rigor that did not hash them have none.
+	Native map[string]string `json:"native,omitempty"`
 }
 
 var versionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
@@ -258,6 +267,9 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 			if err := verifyIntegrity(m.Packages, opts.Integrity); err != nil {
 				return nil, err
 			}
+			if err := checkNative(ctx, opts.Cache, dir, platform, m.Native); err != nil {
+				return nil, err
+			}
 			if err := ensureRunner(dir); err != nil {
 				return nil, fmt.Errorf("installing node-llama-cpp: %w", err)
 			}
@@ -340,12 +352,17 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 	if err := writeFileAtomic(filepath.Join(tmp, ServeFile), serveJS); err != nil {
 		return nil, fmt.Errorf("installing node-llama-cpp: writing the server: %w", err)
 	}
+	native := NativeFiles(tmp, platform)
+	sums, err := engine.HashBinaries(ctx, "", tmp, native...)
+	if err != nil {
+		return nil, fmt.Errorf("installing node-llama-cpp: %w", err)
+	}
 	// The marker goes in before the rename, so that the install appears
 	// complete at once: another rigor installing the same version at the
 	// same moment (two Slurm jobs on one node) either renames first or
 	// finds this one whole.
 	m := marker{Version: opts.Version, Platform: platform, Packages: installed, Node: node, NodeVersion: nodeVersion,
-		Installed: time.Now().UTC().Truncate(time.Second)}
+		Installed: time.Now().UTC().Truncate(time.Second), Native: sums}
 	b, _ := json.MarshalIndent(m, "", "  ")
 	if err := writeFileAtomic(filepath.Join(tmp, MarkerFile), append(b, '\n')); err != nil {
 		return nil, fmt.Errorf("installing node-llama-cpp: writing the completion marker: %w", err)
@@ -362,6 +379,43 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 	inst.Packages = installed
 	progress(fmt.Sprintf("installed node-llama-cpp@%s (%s) in %s", opts.Version, platform, dir))
 	return inst, nil
+}
+
+// checkNative checks the native files of a cached install against the
+// hashes its marker recorded at install time (through the stat cache under
+// cache): a changed, missing or added addon or library is an
+// [*InstallError] wrapping ErrNativeChanged that names the file. A marker
+// without hashes (an older rigor's) is not checked.
+func checkNative(ctx context.Context, cache, dir, platform string, recorded map[string]string) error {
+	if recorded == nil {
+		return nil
+	}
+	changed := func(f, what string) error {
+		return &InstallError{Err: ErrNativeChanged,
+			Msg:    fmt.Sprintf("the cached install of node-llama-cpp %s: %s", filepath.Join(dir, filepath.FromSlash(f)), what),
+			Advice: "the engine cache is damaged or was tampered with; remove " + dir + " and run again to install it afresh"}
+	}
+	files := NativeFiles(dir, platform)
+	for _, f := range files {
+		if _, ok := recorded[f]; !ok {
+			return changed(f, "npm did not install it")
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(recorded)) {
+		if !slices.Contains(files, f) {
+			return changed(f, "is missing")
+		}
+	}
+	sums, err := engine.HashBinaries(ctx, cache, dir, files...)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if sums[f] != recorded[f] {
+			return changed(f, fmt.Sprintf("sha256 %.12s, npm installed %.12s", sums[f], recorded[f]))
+		}
+	}
+	return nil
 }
 
 // findTool resolves an explicit path or looks the name up on the PATH.

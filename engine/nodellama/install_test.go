@@ -176,6 +176,42 @@ func TestInstall_FreshThenCached(t *testing.T) {
 	}
 }
 
+// The native files a run loads (the addon, the libraries beside it) are
+// hashed at install time; a cached install whose addon changed, or that
+// gained a library npm did not install, is refused naming the file.
+func TestInstall_nativeChanged(t *testing.T) {
+	f := newFakeTools(t, "v20.20.2")
+	cache := t.TempDir()
+	inst, err := Install(context.Background(), f.opts(cache))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := readMarker(inst.Dir)
+	if err != nil || len(m.Native) != 1 {
+		t.Fatalf("marker: %+v, %v; want the addon's hash", m, err)
+	}
+	addon := filepath.Join(inst.Dir, "node_modules", "@node-llama-cpp", "linux-x64", "bins", "x", "llama-addon.node")
+	good, _ := os.ReadFile(addon)
+	os.WriteFile(addon, append(good, 'x'), 0o755)
+	_, err = Install(context.Background(), f.opts(cache))
+	if !errors.Is(err, ErrNativeChanged) || !strings.Contains(err.Error(), addon+": sha256 ") {
+		t.Errorf("changed addon: got %v, want ErrNativeChanged naming %s", err, addon)
+	}
+	os.WriteFile(addon, good, 0o755)
+	if _, err := Install(context.Background(), f.opts(cache)); err != nil {
+		t.Errorf("the addon restored: %v", err)
+	}
+	extra := filepath.Join(filepath.Dir(addon), "libggml-extra.so")
+	os.WriteFile(extra, []byte("lib"), 0o755)
+	_, err = Install(context.Background(), f.opts(cache))
+	if !errors.Is(err, ErrNativeChanged) || !strings.Contains(err.Error(), extra+": npm did not install it") {
+		t.Errorf("an added library: got %v, want ErrNativeChanged naming %s", err, extra)
+	}
+	if n := f.npmCalls(t); n != 1 {
+		t.Errorf("npm ran %d times, want 1: a changed install is refused, not replaced", n)
+	}
+}
+
 // Installs of the same version at the same moment (two Slurm jobs on one
 // node) all succeed with the one entry: whichever renames first wins, and
 // the others find it complete, never without its marker.
