@@ -322,9 +322,24 @@ func (c *Client) transportError(ctx context.Context, w *watchdog, r request, err
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
 	if errors.As(err, &dnsErr) || (errors.As(err, &opErr) && opErr.Op == "dial") {
-		return &attemptError{err: &UnreachableError{Endpoint: c.endpoint, Err: errors.New(c.red.redact(err.Error()))}, transient: true}
+		return &attemptError{err: &UnreachableError{Endpoint: c.endpoint, Server: c.otherServer(err), Err: errors.New(c.red.redact(err.Error()))}, transient: true}
 	}
 	return &attemptError{err: c.red.wrap(fmt.Errorf("%s %s: %w", r.method, r.url, err)), transient: true}
+}
+
+// otherServer returns the scheme and host a failed request was sent to
+// when it is not the hub's (a redirect to the CDN), from the *url.Error
+// net/http returns; "" for the hub.
+func (c *Client) otherServer(err error) string {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return ""
+	}
+	u, perr := url.Parse(ue.URL)
+	if perr != nil || u.Host == "" || u.Host == c.host {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // hubError builds a HubError from a non-2xx response.
@@ -341,6 +356,11 @@ func (c *Client) hubError(resp *http.Response, r request) *HubError {
 		Path:      r.path,
 		TokenSent: c.token != "",
 		Attempts:  1,
+	}
+	if resp.Request != nil && resp.Request.URL.Host != c.host {
+		// The CDN a download was redirected to, which never gets the token.
+		e.Server = resp.Request.URL.Scheme + "://" + resp.Request.URL.Host
+		e.TokenSent = false
 	}
 	if e.Message == "" {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))

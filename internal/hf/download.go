@@ -103,7 +103,13 @@ func (c *Client) Download(ctx context.Context, repo, commit string, files []File
 		}
 		err = c.downloadBlob(ctx, repoDir, repo, commit, f, opts.Progress)
 		lk.Unlock()
-		if err != nil {
+		var he *HubError
+		switch {
+		case err == nil:
+		case errors.As(err, &he) && he.Repo == repo && he.Revision == commit && he.Path == f.Path:
+			// It names the repo, commit and file already.
+			return fmt.Errorf("downloading %w", err)
+		default:
 			return fmt.Errorf("downloading %s@%s: %s: %w", repo, commit, f.Path, err)
 		}
 	}

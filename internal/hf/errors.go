@@ -43,6 +43,9 @@ type HubError struct {
 	// Attempts is how many times the request was tried (more than one when
 	// retries were exhausted).
 	Attempts int
+	// Server is the scheme and host that answered when it is not the
+	// hub's (the CDN a download was redirected to), "" for the hub.
+	Server string
 }
 
 // Error says what was asked for, what the hub answered and its message.
@@ -60,7 +63,11 @@ func (e *HubError) Error() string {
 	case CodeGatedRepo:
 		b.WriteString("gated repository, access denied")
 	default:
-		b.WriteString("hub answered")
+		if e.Server != "" {
+			b.WriteString("download server " + e.Server + " (the hub's redirect) answered")
+		} else {
+			b.WriteString("hub answered")
+		}
 	}
 	fmt.Fprintf(&b, " (%d %s", e.Status, http.StatusText(e.Status))
 	if e.Code != "" {
@@ -95,6 +102,16 @@ func (e *HubError) subject() string {
 // or "" when there is nothing useful to say.
 func (e *HubError) Hint() string {
 	page := e.Endpoint + "/" + e.Repo
+	if e.Server != "" {
+		// HF_TOKEN is never sent to the CDN; its link is signed by the hub.
+		switch {
+		case e.Status == http.StatusUnauthorized, e.Status == http.StatusForbidden:
+			return fmt.Sprintf("the download server %s refused the link the hub signed for it (the token is not sent there): pull again for a fresh link; if it keeps refusing, a proxy or firewall may stand between you and %s", e.Server, e.Server)
+		case e.Status >= 500, e.Status == http.StatusTooManyRequests:
+			return fmt.Sprintf("the download server %s is failing: retry later", e.Server)
+		}
+		return ""
+	}
 	switch {
 	case e.Code == CodeGatedRepo && e.TokenSent:
 		return fmt.Sprintf("the account of HF_TOKEN has not been granted access: accept the terms on %s with that account", page)
@@ -156,11 +173,17 @@ type UnreachableError struct {
 	Endpoint string // hub base URL
 	Attempts int    // tries made, retries included
 	Err      error  // the network error, token redacted
+	// Server is the scheme and host that could not be reached when it is
+	// not the hub's (the CDN a download was redirected to).
+	Server string
 }
 
 // Error names the endpoint and the network error.
 func (e *UnreachableError) Error() string {
 	s := fmt.Sprintf("hub unreachable at %s: %v", e.Endpoint, e.Err)
+	if e.Server != "" {
+		s = fmt.Sprintf("download server unreachable at %s (the hub %s redirected there): %v", e.Server, e.Endpoint, e.Err)
+	}
 	if e.Attempts > 1 {
 		s += fmt.Sprintf(" (gave up after %d attempts)", e.Attempts)
 	}
@@ -172,6 +195,9 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // Hint tells the user what to do.
 func (e *UnreachableError) Hint() string {
+	if e.Server != "" {
+		return "check that this machine can reach " + e.Server + ", where the hub sends downloads (a proxy or firewall may block it), or set HF_HUB_OFFLINE=1 to use only the local cache"
+	}
 	return "check the network and HF_ENDPOINT (now " + e.Endpoint + "), or set HF_HUB_OFFLINE=1 to use only the local cache"
 }
 
