@@ -153,14 +153,11 @@ func stripFigure(rep *compare.Report, t compare.Table) *Figure {
 	if samples == 0 {
 		return nil
 	}
-	legend := 0
 	if legendA != nil {
 		p.Legend.Add("A: "+rep.A.Label, legendA)
-		legend++
 	}
 	if legendB != nil {
 		p.Legend.Add("B: "+rep.B.Label, legendB)
-		legend++
 	}
 	if len(t.Rows) == 1 && t.Rows[0].Point == "" {
 		p.X.Label.Text = ""
@@ -168,7 +165,7 @@ func stripFigure(rep *compare.Report, t compare.Table) *Figure {
 	p.X.Tick.Marker = nominalTicks(names)
 	slantTicks(p, len(names))
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
-	padY(p, legend)
+	padY(p)
 	desc := fmt.Sprintf("Every sample of %s on side A (%s) and side B (%s)", t.Metric, rep.A.Label, rep.B.Label)
 	if len(names) > 1 {
 		desc += fmt.Sprintf(", at %d points", len(names))

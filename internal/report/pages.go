@@ -288,6 +288,11 @@ func historyFigure(h *compare.History, hs histStats, byID map[string]*results.Ru
 	} else {
 		p.X.Label.Text = "run"
 	}
+	var all [][]point
+	for _, s := range order {
+		all = append(all, s.pts)
+	}
+	fitY(p, unit, all)
 	named := 0
 	for i, s := range order {
 		if len(s.pts) == 0 {
@@ -313,7 +318,6 @@ func historyFigure(h *compare.History, hs histStats, byID map[string]*results.Ru
 		p.Legend.Add("not ok", m)
 		legend++
 	}
-	padY(p, legend)
 	if first == last {
 		p.X.Min, p.X.Max = first-86400, last+86400
 	} else {
@@ -647,17 +651,19 @@ func sweepFigure(id, key string, a *axis, axes []*axis, ai int, pts []sweptPoint
 		slantTicks(p, len(names))
 		p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
 	}
-	legend := 0
+	var all [][]point
+	for _, l := range lines {
+		all = append(all, l.pts)
+	}
+	fitY(p, unit, all)
 	for i, l := range lines {
 		slices.SortFunc(l.pts, func(x, y point) int { return cmp.Compare(x.X, y.X) })
 		sr := &series{Points: l.pts, Color: colorOf(i), Shape: shapes[i%len(shapes)], Line: true}
 		p.Add(sr)
 		if l.label != "" {
 			p.Legend.Add(l.label, sr)
-			legend++
 		}
 	}
-	padY(p, legend)
 	desc := fmt.Sprintf("%s of %s against the swept %s, the latest ok run of each point: mean with its 95%% interval", key, id, a.Field)
 	if len(lines) > 1 || lines[0].label != "" {
 		desc += fmt.Sprintf(", one line per value of the other swept fields (%d)", len(lines))
@@ -731,28 +737,28 @@ func newCommitView(id string, h *compare.History, byID map[string]*results.Run, 
 		p.X.Tick.Marker = nominalTicks(commits)
 		slantTicks(p, len(commits))
 		p.X.Min, p.X.Max = -0.5, float64(len(commits))-0.5
-		legend := 0
+		all := make([][]point, len(points))
 		for j, pt := range points {
-			var pts []point
 			for c, commit := range commits {
 				x := samples[pooledKey{commit, pt}][key]
 				if len(x) == 0 {
 					continue
 				}
 				s := summary(x)
-				pts = append(pts, point{X: float64(c), Y: s.Center, Low: s.Low, High: s.High})
+				all[j] = append(all[j], point{X: float64(c), Y: s.Center, Low: s.Low, High: s.High})
 			}
-			if len(pts) == 0 {
+		}
+		fitY(p, units[key], all)
+		for j, pt := range points {
+			if len(all[j]) == 0 {
 				continue
 			}
-			sr := &series{Points: pts, Color: colorOf(j), Shape: shapes[j%len(shapes)], Line: true}
+			sr := &series{Points: all[j], Color: colorOf(j), Shape: shapes[j%len(shapes)], Line: true}
 			p.Add(sr)
 			if pt != "" {
 				p.Legend.Add(pt, sr)
-				legend++
 			}
 		}
-		padY(p, legend)
 		f := &Figure{Title: title + " (" + id + ")", Plots: []*plot.Plot{p},
 			Desc: fmt.Sprintf("%s of %s for each of %d engine commits, in the order they were first run: the samples of the commit's ok runs pooled, their mean with its 95%% interval", key, id, len(commits))}
 		if len(points) > 1 {

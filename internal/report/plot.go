@@ -91,15 +91,13 @@ func (f *Figure) draw(c vg.CanvasSizer) {
 	}
 }
 
-// maxInsideLegend is the most legend entries drawn inside the data area;
-// a longer legend goes to the right of it, where it hides no data.
-const maxInsideLegend = 6
-
-// drawPlot draws a plot, moving a long legend out of the data area.
+// drawPlot draws a plot with its legend to the right of the data area,
+// where it hides no data: inside, gonum puts it over the top right
+// corner, where a time series has its latest points.
 func drawPlot(p *plot.Plot, c draw.Canvas) {
 	leg := p.Legend
 	r := leg.Rectangle(c)
-	if r.Size().Y <= c.Size().Y*0.3 {
+	if r.Size().X <= 0 || r.Size().Y <= 0 {
 		p.Draw(c)
 		return
 	}
@@ -404,9 +402,97 @@ func (s *strip) Thumbnail(c *draw.Canvas) {
 	c.DrawGlyph(draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.6), Shape: s.Shape}, c.Center())
 }
 
+// fitY sets the y axis of a plot of the series pts: a rate's interval
+// computed on the log scale (never below 0: the mean times exp(∓ the
+// relative half-width)); for values that cannot be negative, an axis
+// clipped at 0 and bars cut there; a log axis when the values span 100×
+// or more, which a linear axis flattens. It changes the points in place,
+// before the plot draws them.
+func fitY(p *plot.Plot, unit string, pts [][]point) {
+	rate := strings.HasSuffix(unit, "/s")
+	lo, hi := math.Inf(1), math.Inf(-1)
+	nonNeg, positive := true, true
+	for _, ps := range pts {
+		for i := range ps {
+			pt := &ps[i]
+			if math.IsNaN(pt.Y) {
+				continue
+			}
+			if rate && pt.Y > 0 && !math.IsNaN(pt.Low) && !math.IsNaN(pt.High) {
+				rel := (pt.High - pt.Low) / 2 / pt.Y
+				pt.Low, pt.High = pt.Y*math.Exp(-rel), pt.Y*math.Exp(rel)
+			}
+			nonNeg = nonNeg && pt.Y >= 0
+			positive = positive && pt.Y > 0
+			lo, hi = math.Min(lo, pt.Y), math.Max(hi, pt.Y)
+		}
+	}
+	if math.IsInf(lo, 0) {
+		padY(p)
+		return
+	}
+	if positive && hi/lo >= 100 {
+		// A log axis over the values; an interval reaching below the
+		// axis is cut at its bottom.
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = inRange{plot.LogTicks{Prec: -1}}
+		// gonum centres the axis label at the arithmetic middle of the
+		// range, high up a log axis, and shrinks the plot to fit it
+		// there: the label ends at the top instead.
+		p.Y.Label.Position = draw.PosTop
+		p.Y.Min, p.Y.Max = lo/math.Pow(hi/lo, 0.08), hi*math.Pow(hi/lo, 0.1)
+		for _, ps := range pts {
+			for i := range ps {
+				pt := &ps[i]
+				if !math.IsNaN(pt.Low) && pt.Low < p.Y.Min {
+					pt.Low = p.Y.Min
+				}
+				if !math.IsNaN(pt.High) && pt.High > p.Y.Max {
+					pt.High = p.Y.Max
+				}
+			}
+		}
+		return
+	}
+	ymin, ymax := lo, hi
+	for _, ps := range pts {
+		for i := range ps {
+			pt := &ps[i]
+			if nonNeg && !math.IsNaN(pt.Low) && pt.Low < 0 {
+				pt.Low = 0
+			}
+			for _, y := range []float64{pt.Low, pt.High} {
+				if !math.IsNaN(y) {
+					ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
+				}
+			}
+		}
+	}
+	p.Y.Min, p.Y.Max = ymin, ymax
+	padY(p)
+	if nonNeg && p.Y.Min < 0 {
+		p.Y.Min = 0
+	}
+}
+
+// inRange keeps a ticker's ticks within the axis: gonum's log ticks run
+// to the next power of ten, and the plot shrinks to make room for a label
+// outside its range.
+type inRange struct{ plot.Ticker }
+
+func (r inRange) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range r.Ticker.Ticks(min, max) {
+		if t.Value >= min && t.Value <= max {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // padY widens the y range by a margin, so points and bars do not sit on
 // the frame, and keeps a zero baseline in view when the data is near it.
-func padY(p *plot.Plot, legend int) {
+func padY(p *plot.Plot) {
 	lo, hi := p.Y.Min, p.Y.Max
 	if math.IsInf(lo, 0) || math.IsInf(hi, 0) || math.IsNaN(lo) || math.IsNaN(hi) {
 		p.Y.Min, p.Y.Max = 0, 1
@@ -416,14 +502,10 @@ func padY(p *plot.Plot, legend int) {
 	if span == 0 {
 		span = math.Max(math.Abs(hi)*0.1, 1)
 	}
-	// Room above the data for the legend, which gonum draws inside the
-	// plot's top right corner.
+	// The legend is drawn beside the data area (drawPlot): no room above
+	// the data for it.
 	p.Y.Min = lo - span*0.12
-	room := 0.08
-	if legend <= maxInsideLegend {
-		room += 0.09 * float64(legend)
-	}
-	p.Y.Max = hi + span*room
+	p.Y.Max = hi + span*0.08
 	if lo >= 0 && p.Y.Min < 0 {
 		p.Y.Min = 0
 	}
@@ -442,6 +524,10 @@ func (dateTicks) Ticks(min, max float64) []plot.Tick {
 		format string
 	}
 	steps := []step{
+		{time.Second, 0, "15:04:05"}, {5 * time.Second, 0, "15:04:05"}, {15 * time.Second, 0, "15:04:05"},
+		{30 * time.Second, 0, "15:04:05"}, {time.Minute, 0, "15:04"}, {2 * time.Minute, 0, "15:04"},
+		{5 * time.Minute, 0, "15:04"}, {10 * time.Minute, 0, "15:04"}, {15 * time.Minute, 0, "15:04"},
+		{30 * time.Minute, 0, "01-02 15:04"},
 		{time.Hour, 0, "01-02 15:04"}, {3 * time.Hour, 0, "01-02 15:04"}, {6 * time.Hour, 0, "01-02 15:04"},
 		{12 * time.Hour, 0, "01-02 15:04"}, {24 * time.Hour, 0, "2006-01-02"}, {2 * 24 * time.Hour, 0, "2006-01-02"},
 		{7 * 24 * time.Hour, 0, "2006-01-02"}, {14 * 24 * time.Hour, 0, "2006-01-02"},
