@@ -17,7 +17,8 @@ import (
 )
 
 type pullCmd struct {
-	ID string `arg:"" name:"id" help:"An experiment id, e.g. minimax-m27-b70/baseline."`
+	ID          string `arg:"" name:"id" help:"An experiment id, e.g. minimax-m27-b70/baseline."`
+	KeepPartial bool   `help:"Keep the partial file of a download the disk has no room for, to resume it later (by default it is removed)."`
 }
 
 func (pullCmd) Help() string {
@@ -71,7 +72,7 @@ func (c *pullCmd) Run(e *env) error {
 	}
 	// refs/<revision> names a branch or tag; a revision that is the
 	// commit itself (or its prefix) writes no ref, as huggingface_hub does.
-	opts := hf.DownloadOptions{CacheDir: cache, Revision: m.Requested.Revision}
+	opts := hf.DownloadOptions{CacheDir: cache, Revision: m.Requested.Revision, KeepPartial: c.KeepPartial}
 	if rev := strings.ToLower(m.Requested.Revision); rev != "" && strings.HasPrefix(strings.ToLower(m.Commit), rev) {
 		opts.Revision = m.Commit
 	}

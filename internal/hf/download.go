@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/rigorbench/rigor/internal/flock"
 )
@@ -35,7 +36,15 @@ type DownloadOptions struct {
 	// with done == total for a file already in the cache). It is called
 	// from the goroutine that called Download.
 	Progress func(file string, done, total int64)
+	// KeepPartial keeps the partial file of a download the disk had no
+	// room for (to resume it once there is room); by default it is
+	// removed, so that a failed pull does not keep the disk full.
+	KeepPartial bool
 }
+
+// testOnlyPartWriter wraps the partial file a download writes (tests
+// make it fail as a full disk does).
+var testOnlyPartWriter = func(f *os.File) io.Writer { return f }
 
 // Download fetches files of repo at commit (GET
 // {endpoint}/{repo}/resolve/{commit}/{path}, following redirects to the
@@ -101,7 +110,7 @@ func (c *Client) Download(ctx context.Context, repo, commit string, files []File
 		if err != nil {
 			return fmt.Errorf("downloading %s@%s: %s: %w", repo, commit, f.Path, err)
 		}
-		err = c.downloadBlob(ctx, repoDir, repo, commit, f, opts.Progress)
+		err = c.downloadBlob(ctx, repoDir, repo, commit, f, opts)
 		lk.Unlock()
 		var he *HubError
 		switch {
@@ -140,7 +149,8 @@ func (c *Client) Download(ctx context.Context, repo, commit string, files []File
 }
 
 // downloadBlob makes sure blobs/<name> holds f's verified content.
-func (c *Client) downloadBlob(ctx context.Context, repoDir, repo, commit string, f FileInfo, progress func(string, int64, int64)) error {
+func (c *Client) downloadBlob(ctx context.Context, repoDir, repo, commit string, f FileInfo, opts DownloadOptions) error {
+	progress := opts.Progress
 	blob := filepath.Join(repoDir, "blobs", blobName(f))
 	ok, err := verifyExisting(blob, repo, f)
 	if err != nil {
@@ -158,10 +168,18 @@ func (c *Client) downloadBlob(ctx context.Context, repoDir, repo, commit string,
 	part := blob + ".incomplete"
 	if err := c.fetch(ctx, repo, commit, f, part, progress); err != nil {
 		var ce *ChecksumError
-		if st, serr := os.Stat(part); errors.As(err, &ce) || serr == nil && st.Size() == 0 {
+		var full *DiskFullError
+		switch st, serr := os.Stat(part); {
+		case errors.As(err, &ce), serr == nil && st.Size() == 0:
 			// A corrupt download cannot be resumed, and an empty one (a
 			// refused request) holds nothing worth keeping.
 			os.Remove(part)
+		case errors.As(err, &full):
+			full.Kept = opts.KeepPartial
+			if !opts.KeepPartial {
+				// It would keep the disk full for everything else.
+				os.Remove(part)
+			}
 		}
 		return err
 	}
@@ -344,13 +362,19 @@ func (c *Client) fetch(ctx context.Context, repo, commit string, f FileInfo, par
 		// Read one byte past the expected end to notice an overlong body.
 		body := io.LimitReader(resp.Body, f.Size-offset+1)
 		start := offset
-		res := pipeCopy(fh, v, body, func(total int64) {
+		res := pipeCopy(testOnlyPartWriter(fh), v, body, func(total int64) {
 			if progress != nil {
 				progress(f.Path, min(start+total, f.Size), f.Size)
 			}
 		})
 		offset += res.n
 		switch {
+		case res.writeErr != nil && (errors.Is(res.writeErr, syscall.ENOSPC) || errors.Is(res.writeErr, syscall.EDQUOT)):
+			have := offset
+			if st, err := fh.Stat(); err == nil {
+				have = st.Size()
+			}
+			return &attemptError{err: &DiskFullError{Path: part, Need: f.Size - have, Err: res.writeErr}}
 		case res.writeErr != nil:
 			return &attemptError{err: fmt.Errorf("writing %s: %w", part, res.writeErr)}
 		case offset > f.Size:

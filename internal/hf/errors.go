@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -253,4 +254,47 @@ func (r redactor) wrap(err error) error {
 		return err
 	}
 	return &redactedError{r, err}
+}
+
+// DiskFullError says the disk (or the user's quota) had no room for the
+// rest of a download.
+type DiskFullError struct {
+	// Path is the partial file that was being written.
+	Path string
+	// Need is how many more bytes the file needed.
+	Need int64
+	// Kept says the partial file was kept (--keep-partial).
+	Kept bool
+	Err  error
+}
+
+// Error says what ran out, where, and how much more was needed.
+func (e *DiskFullError) Error() string {
+	return fmt.Sprintf("no space left on the disk of %s: %s more needed for this file", filepath.Dir(e.Path), humanSize(e.Need))
+}
+
+// Unwrap returns the write error.
+func (e *DiskFullError) Unwrap() error { return e.Err }
+
+// Hint tells the user what to do.
+func (e *DiskFullError) Hint() string {
+	h := fmt.Sprintf("free at least %s in %s (or point HF_HUB_CACHE at a disk with room), then pull again", humanSize(e.Need), filepath.Dir(filepath.Dir(e.Path)))
+	if e.Kept {
+		return h + "; the partial file is kept and the download resumes from it"
+	}
+	return h + "; the partial file was removed (--keep-partial keeps it to resume)"
+}
+
+// humanSize writes a byte count with a binary unit: 1.5 GiB.
+func humanSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	d, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		d *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(d), "KMGTPE"[exp])
 }
