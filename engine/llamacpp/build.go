@@ -522,19 +522,19 @@ func BuildPercent(line string) (pct int, ok bool) {
 	return 0, false
 }
 
-// progressWriter passes output to w and reports progress per line. make
-// restarts its percentage for each target, so a drop starts the next of
-// targets segments; the reported figure never decreases and stays below
-// 100 until the build is done.
+// progressWriter passes output to w and reports progress per line: cmake's
+// own counter as it is. One `cmake --build --target a b c` counts all its
+// targets on one scale (dividing by the number of targets printed 48% at
+// cmake's [ 96%]); the reported figure never decreases and stays below 100
+// until the build is done.
 type progressWriter struct {
-	w       io.Writer
-	fn      func(int, string)
+	w  io.Writer
+	fn func(int, string)
+	// targets is the number of targets built, kept for the log.
 	targets int
 
 	mu      sync.Mutex
 	partial []byte
-	seg     int
-	last    int
 	shown   int
 }
 
@@ -563,17 +563,8 @@ func (p *progressWriter) line(line string) {
 	if !ok {
 		return
 	}
-	if pct < p.last && p.seg+1 < max(p.targets, 1) {
-		p.seg++
-	}
-	p.last = pct
-	overall := (p.seg*100 + pct) / max(p.targets, 1)
-	overall = min(overall, 99)
-	if overall < p.shown {
-		overall = p.shown
-	}
-	p.shown = overall
-	p.fn(overall, line)
+	p.shown = max(min(pct, 99), p.shown)
+	p.fn(p.shown, line)
 }
 
 // Prebuilt describes a prebuilt engine (source: path): it finds llama-bench

@@ -79,6 +79,9 @@ func (c *buildCmd) Run(e *env) error {
 	b, err := r.PrepareEngine(ctx, x, entry)
 	prog.close()
 	if err != nil {
+		if ctx.Err() != nil {
+			return &interruptedError{explain(err, x.ID)}
+		}
 		return explain(err, x.ID)
 	}
 	out := buildOut{BinDir: b.BinDir, Bins: map[string]string{}, Binaries: b.Binaries, Cached: b.Cached,

@@ -1,5 +1,10 @@
 package cli
 
+import (
+	"context"
+	"strings"
+)
+
 // Exit codes. 0 is success and 1 a failure; the others are documented here
 // and in the README.
 const (
@@ -15,6 +20,19 @@ const (
 	// not ok (failed, crashed, timeout): the records are written.
 	ExitRunFailed = 2
 	// ExitInterrupted is rigor run stopped by Ctrl-C or SIGTERM after
-	// recording the interrupted run (128 + SIGINT, as shells report it).
+	// recording the interrupted run, or rigor build stopped by them
+	// (128 + SIGINT, as shells report it).
 	ExitInterrupted = 130
 )
+
+// interruptedError is an error of a command stopped by Ctrl-C or SIGTERM:
+// it exits ExitInterrupted.
+type interruptedError struct{ err error }
+
+// Error says what was interrupted: "interrupted: installing
+// node-llama-cpp", not "…: context canceled".
+func (e *interruptedError) Error() string {
+	return "interrupted: " + strings.TrimSuffix(e.err.Error(), ": "+context.Canceled.Error())
+}
+func (e *interruptedError) Unwrap() error { return e.err }
+func (e *interruptedError) ExitCode() int { return ExitInterrupted }

@@ -67,6 +67,12 @@ func rowsHTML(p *experimentPage) template.HTML {
 }
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
+	"plural": func(n int, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return many
+	},
 	"statusClass": func(s string) string {
 		if s == "ok" {
 			return "ok"
@@ -131,7 +137,7 @@ const layout = `{{define "head"}}<!DOCTYPE html>
 
 const indexTmpl = `{{define "index.html"}}{{template "head" .}}{{with .Body}}
 <h1>{{.Title}}</h1>
-<p class="summary">{{len .Rows}} experiments, {{.Runs}} recorded runs. The headline metric is the latest ok run's (for a sweep, the best point's), its mean with a 95% interval; ▲ counts the runs where the lock, the rig or the spec drifted.</p>
+<p class="summary">{{len .Rows}} {{plural (len .Rows) "experiment" "experiments"}}, {{.Runs}} recorded {{plural .Runs "run" "runs"}}. The headline metric is the latest ok run's (for a sweep, the best point's), its mean with a 95% interval; ▲ counts the runs where the lock, the rig or the spec drifted.</p>
 <table>
 <caption>Experiments</caption>
 <thead><tr><th scope="col">experiment</th><th scope="col" class="num">runs</th><th scope="col">last run</th><th scope="col">status</th><th scope="col">headline metric</th><th scope="col">drift</th><th scope="col">latest vs previous</th></tr></thead>

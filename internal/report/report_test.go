@@ -325,3 +325,18 @@ func TestBuild_diffInvocations(t *testing.T) {
 		}
 	}
 }
+
+// TestBuild_oneExperiment: the index counts in the singular too ("1
+// experiments" in issue 31).
+func TestBuild_oneExperiment(t *testing.T) {
+	runs := genRuns(realisticRepo(), 0.02)
+	one := runs[:1]
+	site, err := Build(one, Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := pageMap(site)["index.html"]
+	if !strings.Contains(index, ">1 experiment, 1 recorded run.") {
+		t.Errorf("index summary: %q", regexp.MustCompile(`<p class="summary">[^<]*`).FindString(index))
+	}
+}
