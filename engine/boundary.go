@@ -199,9 +199,14 @@ type Prepared struct {
 	// Engine is what a record says of the engine: family, source, ref,
 	// commit, version, build id, backend, patches and binaries.
 	Engine results.Engine `json:"engine"`
-	// Binaries maps each executable a run may start, by name, to the
-	// sha256 of its bytes.
+	// Binaries maps each executable a run may start, and each library it
+	// loads, by name, to the sha256 of its bytes. A name is the file's
+	// path relative to BinDir, unless Paths says otherwise.
 	Binaries map[string]string `json:"binaries,omitempty"`
+	// Paths maps the names of Binaries whose files are not BinDir/name
+	// to their absolute paths (a cached llama.cpp build's libraries, named
+	// by their path under the build tree: "lib/libggml-base.so").
+	Paths map[string]string `json:"paths,omitempty"`
 	// BuildCommit is the commit the engine reports it was built from,
 	// when it reports one.
 	BuildCommit string `json:"buildCommit,omitempty"`

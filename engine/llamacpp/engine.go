@@ -138,19 +138,20 @@ func (e Engine) Prepare(ctx context.Context, req engine.Request) (*engine.Prepar
 			return nil, &buildcache.BinaryChangedError{Key: b.ID, Program: n, Path: b.Bins[n], Want: want, Got: sums[n]}
 		}
 	}
-	if err := checkLibraries(ctx, req.Cache, b, sums); err != nil {
+	p.Binaries = sums
+	if err := checkLibraries(ctx, req.Cache, b, p); err != nil {
 		return nil, err
 	}
-	p.Binaries = sums
 	return p, nil
 }
 
-// checkLibraries hashes the shared libraries of a cached build into sums,
-// by their names ("bin/libllama.so"), and checks each against the hash its
+// checkLibraries hashes the shared libraries of a cached build into
+// p.Binaries, by their names ("bin/libllama.so", their paths in p.Paths),
+// and checks each against the hash its
 // build recorded. A library the build did not make (one added to bin/ or
 // lib/ since, which the programs or ggml's backend loader may load) is an
 // error too. A prebuilt engine's libraries are not the lock's to check.
-func checkLibraries(ctx context.Context, cache string, b *BuildInfo, sums map[string]string) error {
+func checkLibraries(ctx context.Context, cache string, b *BuildInfo, p *engine.Prepared) error {
 	if b.ID == "" {
 		return nil
 	}
@@ -178,7 +179,11 @@ func checkLibraries(ctx context.Context, cache string, b *BuildInfo, sums map[st
 		if want, ok := b.SHA256[name]; !ok || want != sum {
 			return &buildcache.BinaryChangedError{Key: b.ID, Program: name, Path: paths[i], Want: want, Got: sum}
 		}
-		sums[name] = sum
+		p.Binaries[name] = sum
+		if p.Paths == nil {
+			p.Paths = map[string]string{}
+		}
+		p.Paths[name] = paths[i]
 	}
 	return nil
 }

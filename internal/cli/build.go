@@ -91,6 +91,9 @@ func (c *buildCmd) Run(e *env) error {
 	}
 	for name := range b.Binaries {
 		out.Bins[name] = filepath.Join(b.BinDir, filepath.FromSlash(name))
+		if p, ok := b.Paths[name]; ok {
+			out.Bins[name] = p
+		}
 	}
 	if c.JSON {
 		return e.printJSON(out)
