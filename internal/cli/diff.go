@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/rigorbench/rigor/internal/gitrepo"
 	reportsite "github.com/rigorbench/rigor/internal/report"
 	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/spec"
 	"github.com/rigorbench/rigor/internal/suggest"
 )
@@ -297,10 +299,12 @@ func sideRuns(sel *results.Selection, all bool) compare.Side {
 	return side
 }
 
-// history returns every recorded run of the sides' experiments, from
-// which compare estimates the noise between invocations of one lock on
-// one host (issue 25). Unreadable records are skipped: without them the
-// estimate is only smaller, and a comparison without one is untested.
+// history returns every recorded run of the sides' experiments, as much
+// of each as compare needs to estimate the noise between invocations of
+// one lock on one host (issue 25): read from the index (results.Details),
+// not from the records, so that a diff stays as fast as without it. Runs
+// that cannot be listed are left out: the estimate is only smaller, and
+// a comparison without one is untested.
 func history(store *results.Store, sides ...compare.Side) []results.Run {
 	seen := map[string]bool{}
 	var out []results.Run
@@ -310,16 +314,34 @@ func history(store *results.Store, sides ...compare.Side) []results.Run {
 				continue
 			}
 			seen[r.Experiment] = true
-			sel, err := store.Resolve(context.Background(), r.Experiment)
+			sums, _, err := store.Details(results.Filter{Experiment: r.Experiment})
 			if err != nil {
 				continue
 			}
-			for _, h := range sel.Runs {
-				out = append(out, *h)
+			for _, x := range sums {
+				out = append(out, historyRun(x))
 			}
 		}
 	}
 	return out
+}
+
+// historyRun is the part of a run compare's history reads, from its index
+// summary: identity, status, invocation, lock, host, swept values and each
+// metric's mean.
+func historyRun(x *results.Summary) results.Run {
+	r := results.Run{ID: x.ID, Experiment: x.Experiment, Point: x.Point, Status: x.Status, Invocation: x.Invocation}
+	if d := x.Detail; d != nil {
+		r.LockDigest = d.LockDigest
+		r.Rig = &rig.Rig{Hostname: d.Host}
+		if d.Swept != "" {
+			json.Unmarshal([]byte(d.Swept), &r.Swept)
+		}
+	}
+	for _, m := range x.Metrics {
+		r.Metrics = append(r.Metrics, results.Metric{Name: m.Name, Test: m.Test, Unit: m.Unit, Value: m.Mean, Samples: []float64{m.Mean}})
+	}
+	return r
 }
 
 // parseDetect reads --detect: a change in percent, "2%" or "2".

@@ -157,11 +157,13 @@ func historyNoise(hist []results.Run, sides []*side) map[string]invNoise {
 	return out
 }
 
+// hostOf is the host a run ran on, by its rig's hostname (what the
+// results index keeps).
 func hostOf(r *results.Run) string {
 	if r.Rig == nil {
 		return ""
 	}
-	return r.Rig.Hostname + "\x00" + r.Rig.HostProcessorModelName
+	return r.Rig.Hostname
 }
 
 // invocationMeans returns a side's log values of one metric, one per
