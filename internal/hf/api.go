@@ -2,6 +2,7 @@ package hf
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -101,6 +102,9 @@ func (c *Client) ResolveRevision(ctx context.Context, repo, rev string) (string,
 		SHA string `json:"sha"`
 	}
 	if _, err := c.getJSON(ctx, r, &info); err != nil {
+		if namesRequest(err, repo, rev) {
+			return "", fmt.Errorf("resolving %w", err) // no "repo@rev: repo@rev:"
+		}
 		return "", fmt.Errorf("resolving %s@%s: %w", repo, rev, err)
 	}
 	if !isHex(info.SHA, 40) {
@@ -151,6 +155,9 @@ func (c *Client) ListFiles(ctx context.Context, repo, commit string) ([]FileInfo
 		var entries []treeEntry
 		hdr, err := c.getJSON(ctx, r, &entries)
 		if err != nil {
+			if namesRequest(err, repo, commit) {
+				return nil, fmt.Errorf("listing files of %w", err)
+			}
 			return nil, fmt.Errorf("listing files of %s@%s: %w", repo, commit, err)
 		}
 		for i, e := range entries {
@@ -309,4 +316,11 @@ func isHex(s string, n int) bool {
 		}
 	}
 	return true
+}
+
+// namesRequest reports whether err is a [HubError] about repo at rev and
+// no file, whose text starts with "repo@rev: " already.
+func namesRequest(err error, repo, rev string) bool {
+	var he *HubError
+	return errors.As(err, &he) && he.Repo == repo && he.Revision == rev && he.Path == ""
 }
