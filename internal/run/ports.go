@@ -124,15 +124,37 @@ type holder struct {
 	command   string
 }
 
+// listeningOn returns the inodes of the sockets listening on port.
+func listeningOn(port int) map[string]bool {
+	inodes := map[string]bool{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		for _, ino := range listeningInodes(f, port) {
+			inodes[ino] = true
+		}
+	}
+	return inodes
+}
+
+// socketsOf returns the inodes of the sockets process pid holds.
+func socketsOf(pid int) map[string]bool {
+	out := map[string]bool{}
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	fds, _ := os.ReadDir(dir)
+	for _, fd := range fds {
+		if link, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && strings.HasPrefix(link, "socket:[") {
+			out[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
+		}
+	}
+	return out
+}
+
 // listenerHolders returns, for each socket listening on port (by inode,
 // from /proc/net/tcp{,6}), the processes holding it among /proc/*/fd. A
 // socket whose holder cannot be read (another user's process) has none.
 func listenerHolders(port int) map[string][]holder {
 	sockets := map[string][]holder{}
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		for _, ino := range listeningInodes(f, port) {
-			sockets[ino] = nil
-		}
+	for ino := range listeningOn(port) {
+		sockets[ino] = nil
 	}
 	if len(sockets) == 0 {
 		return sockets
@@ -198,6 +220,19 @@ func ownsPort(worker, addr string, pgid int) error {
 	p, err := strconv.Atoi(port)
 	if err != nil {
 		return fmt.Errorf("worker %s: ready address %q: port is not a number", worker, addr)
+	}
+	// The usual case, cheaply: the worker itself holds every socket that
+	// listens on the port. Scanning every process's descriptors takes
+	// long on a busy machine, and is left for naming a stranger.
+	if ins := listeningOn(p); len(ins) > 0 {
+		held := socketsOf(pgid)
+		all := true
+		for ino := range ins {
+			all = all && held[ino]
+		}
+		if all {
+			return nil
+		}
 	}
 	sockets := listenerHolders(p)
 	e := &NotOurWorkerError{Worker: worker, Addr: addr, WorkerPID: pgid}
