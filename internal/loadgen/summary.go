@@ -39,6 +39,11 @@ type Result struct {
 	OutputThroughput     float64  `json:"output_throughput"`
 	TotalTokenThroughput float64  `json:"total_token_throughput"`
 	MaxConcurrentReqs    int      `json:"max_concurrent_requests"`
+	// MaxOutputTokensPerS is the peak of output tokens per second as
+	// vLLM's bench serve computes it: each text chunk's arrival (start +
+	// ttft, then each gap) counted in one-second buckets from the first
+	// successful request's start.
+	MaxOutputTokensPerS float64 `json:"max_output_tokens_per_s"`
 
 	// Stats holds mean_<m>_ms, median_<m>_ms, std_<m>_ms and p<P>_<m>_ms
 	// for m in ttft, tpot, itl, e2el; written at the top level.
@@ -219,6 +224,7 @@ func Summarize(c *Config, reqs []*Request, duration time.Duration) *Result {
 		cur += s.d
 		res.MaxConcurrentReqs = max(res.MaxConcurrentReqs, cur)
 	}
+	res.MaxOutputTokensPerS = maxTokensPerSecond(reqs)
 	if d := res.Duration; d > 0 {
 		res.RequestThroughput = float64(res.Completed) / d
 		res.OutputThroughput = float64(res.TotalOutputTokens) / d
@@ -315,4 +321,38 @@ func ReadRaw(data []byte) ([]*Request, error) {
 		}
 		out = append(out, &r)
 	}
+}
+
+// maxTokensPerSecond is vLLM's max_output_tokens_per_s: the largest count
+// of text chunks arriving in one second, the seconds counted from the
+// first successful request's start.
+func maxTokensPerSecond(reqs []*Request) float64 {
+	first, ok := math.Inf(1), false
+	for _, r := range reqs {
+		if r.OK() {
+			first, ok = math.Min(first, r.Start), true
+		}
+	}
+	if !ok {
+		return 0
+	}
+	buckets := map[int]int{}
+	peak := 0
+	for _, r := range reqs {
+		if !r.OK() {
+			continue
+		}
+		t := r.Start + r.TTFT
+		times := []float64{t}
+		for _, g := range r.ITL {
+			t += g
+			times = append(times, t)
+		}
+		for _, x := range times {
+			b := int(x - first)
+			buckets[b]++
+			peak = max(peak, buckets[b])
+		}
+	}
+	return float64(peak)
 }
