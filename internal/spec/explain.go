@@ -73,6 +73,9 @@ func (c *collector) explain(pkg, id, fpath string, errs []cueErr, s *Set, exp *c
 	}
 	if strings.Contains(x.main.msg, "unresolved disjunction") {
 		explainUnresolved(p, fpath, x.family, x.main)
+		if exp != nil && s != nil {
+			c.pointAtMisspelling(p, s, *exp)
+		}
 		return p
 	}
 	for _, k := range explainCases {

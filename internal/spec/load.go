@@ -88,6 +88,9 @@ type Set struct {
 	ctx       *cue.Context
 	schema    cue.Value
 	schemaDir string
+	// refs are #Experiment per engine family and mode, for closedLike,
+	// in the current context.
+	refs map[string]cue.Value
 	// files maps the token files of the package being let go to copies
 	// holding only their line tables ([Set.release]).
 	files map[*token.File]*token.File
@@ -337,6 +340,7 @@ func (s *Set) loadSchema(root string, ov map[string]load.Source) error {
 		return fmt.Errorf("building the embedded schema: %w", v.Err())
 	}
 	s.schema = v
+	s.refs = nil
 	// The family table is read once, from the first schema built.
 	return readFamiliesOnce(func() (cue.Value, error) { return v, nil })
 }
@@ -408,12 +412,16 @@ func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *
 		}()
 	}
 	if inst.Err != nil {
+		before := col.count()
 		col.addCUE(pkg, "", inst.Err, s, nil, token.NoPos)
+		col.pointAtMisspeltRefs(s, inst, before)
 		return
 	}
 	v := s.ctx.BuildInstance(inst)
 	if v.Err() != nil && !v.Exists() {
+		before := col.count()
 		col.addCUE(pkg, "", v.Err(), s, nil, token.NoPos)
+		col.pointAtMisspeltRefs(s, inst, before)
 		return
 	}
 	def := s.schema.LookupPath(cue.ParsePath("#Experiment"))
@@ -421,7 +429,9 @@ func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *
 	if err != nil {
 		// A package-level error (e.g. a conflict at the top): report it
 		// and carry on with what can be read.
+		before := col.count()
 		col.addCUE(pkg, "", err, s, nil, token.NoPos)
+		col.pointAtMisspeltRefs(s, inst, before)
 		return
 	}
 	for it.Next() {
@@ -445,10 +455,13 @@ func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *
 			continue
 		}
 		ev := fv
-		if !isExperiment(fv) {
-			// The user did not write schema.#Experiment & {…}: apply it.
-			// Unifying a value that already holds the definition again
-			// would double the evaluation work, so it is done only here.
+		if !isExperiment(fv) || !s.closedLike(fv) {
+			// The user did not write schema.#Experiment & {…}, or embedded
+			// it ({_base, bench: {…}}), which CUE leaves open to the fields
+			// written beside it: apply it, so that the value is closed as
+			// the & spelling is, with the same errors. Unifying a value
+			// that already holds the definition again would double the
+			// evaluation work, so it is done only here.
 			ev = fv.Unify(def)
 		}
 		e.Value = ev
@@ -604,6 +617,10 @@ func (s *Set) check(e *Experiment, col *collector) {
 				sourceHint(fam), `to measure a server rigor did not start, use engine: {family: "endpoint", source: url: "…"}`)
 		default:
 			bad("engine.source."+k, fmt.Sprintf("engine family %s cannot come from a %s source (it takes %s)", fam, k, takes), sourceHint(fam))
+		}
+		if k == "npm" && !ValidNPMVersion(src.NPM) {
+			bad("engine.source.npm", fmt.Sprintf("engine.source.npm %q is not an npm version or range", src.NPM),
+				`write a version ("3.22.1"), a range ("^3.22.1", "3.x", ">=3.22 <4") or a dist-tag ("latest"); the lock pins the version it resolves to`)
 		}
 		if k == "git" && src.Ref != "" && strings.ContainsAny(src.Ref, " \t\n~^:?*[\\") {
 			bad("engine.source.ref", fmt.Sprintf("engine.source.ref %q is not a valid git ref", src.Ref))

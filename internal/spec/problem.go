@@ -273,6 +273,9 @@ func (c *collector) addCUE(pkg, id string, err error, s *Set, exp *cue.Value, fa
 			g.path = ""
 		}
 		p := c.explain(pkg, id, g.path, g.errs, s, exp)
+		if exp != nil && s != nil {
+			c.pointAtMisspeltRef(p, s, *exp)
+		}
 		if len(p.Pos) == 0 && exp != nil && p.Path != "" {
 			p.Pos = userPositions(positionsOf(exp.LookupPath(cue.ParsePath(p.Path))), c.schemaDir)
 		}
