@@ -123,6 +123,9 @@ func TestReadmeTour(t *testing.T) {
 	if err != nil {
 		t.Fatalf("README.md: the tour uses shell syntax the test cannot run: %v", err)
 	}
+	// The tour leaves the module's work tree clean: what it writes is
+	// committed or ignored (rigor init's .gitignore covers the report).
+	script += "exec git status --porcelain\n! stdout .\n"
 	dir := t.TempDir()
 	races := raceLogs(t)
 	if err := os.WriteFile(filepath.Join(dir, "tour.txtar"), []byte(script), 0o644); err != nil {

@@ -63,6 +63,8 @@ smokeLong: smoke & {bench: r: 10}
 const gitignore = `# rigor: raw engine output too large to commit can be kept out here.
 *.tmp
 /.rigor/
+# rigor report -o site: the HTML report, made again from results/ at will.
+/site/
 `
 
 func (c *initCmd) Run(e *env) error {
