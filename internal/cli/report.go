@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -49,20 +50,33 @@ func (c *reportCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	runs, warnings, err := store.List(results.Filter{})
+	runs, warnings, err := loadMatching(store, c.Patterns)
 	if err != nil {
-		return err
+		return withHint(err, "patterns are experiment ids, directories or globs such as 'qwen/*'")
 	}
 	e.warn(warnings)
-	if len(runs) == 0 {
-		return withHint(fmt.Errorf("no recorded runs in %s/", results.Dir), "'rigor run ID' records a run; 'rigor import FILE' imports results kept elsewhere")
-	}
 	selected, missing, err := reportsite.Match(runs, c.Patterns)
 	if err != nil {
 		return withHint(err, "patterns are experiment ids, directories or globs such as 'qwen/*'")
 	}
-	if len(missing) > 0 {
-		return noRecordedMatch(missing, runs)
+	if len(runs) == 0 || len(missing) > 0 {
+		// Only now is the whole store's index read: for the ids to
+		// suggest, or to say it holds no run at all.
+		sums, _, err := store.Summaries(results.Filter{})
+		if err != nil {
+			return err
+		}
+		if len(sums) == 0 {
+			return withHint(fmt.Errorf("no recorded runs in %s/", results.Dir), "'rigor run ID' records a run; 'rigor import FILE' imports results kept elsewhere")
+		}
+		if len(missing) == 0 {
+			missing = c.Patterns
+		}
+		ids := make([]string, 0, len(sums))
+		for _, x := range sums {
+			ids = append(ids, x.Experiment)
+		}
+		return noRecordedMatch(missing, ids)
 	}
 	site, err := reportsite.Build(selected, reportsite.Options{Title: c.Title, Version: Version})
 	if err != nil {
@@ -92,13 +106,107 @@ func count(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
+// loadMatching loads the runs a report of the patterns may draw: every
+// run without patterns; with patterns, only the records in the directories
+// under each pattern's literal part (the part before any glob character)
+// that the pattern matches, so a report of one experiment reads that
+// experiment and not the rest of the store. A malformed pattern is an
+// error before anything is read.
+func loadMatching(store *results.Store, patterns []string) ([]*results.Run, []error, error) {
+	if len(patterns) == 0 {
+		return store.List(results.Filter{})
+	}
+	for _, p := range patterns {
+		if _, err := reportsite.MatchID(p, ""); err != nil {
+			return nil, nil, err
+		}
+	}
+	var dirs []string
+	seen := map[string]bool{}
+	for _, p := range patterns {
+		root := patternRoot(p)
+		if seen[root] {
+			continue
+		}
+		seen[root] = true
+		if root != "" && results.CheckExperimentID(root) != nil {
+			continue // no directory of the store can have this name
+		}
+		under, err := store.DirsUnder(root, func(d string) bool { return mayHoldMatches(patterns, d) })
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range under {
+			if slices.Contains(dirs, d) {
+				continue
+			}
+			for _, q := range patterns {
+				if ok, _ := reportsite.MatchID(q, d); ok {
+					dirs = append(dirs, d)
+					break
+				}
+			}
+		}
+	}
+	return store.ListDirs(dirs)
+}
+
+// patternRoot is the directory under results/ below which every
+// experiment a pattern matches lies: its path up to the last "/" before
+// any glob character, or the whole pattern when it has none.
+func patternRoot(p string) string {
+	p = strings.TrimSuffix(p, "/")
+	i := strings.IndexAny(p, `*?[\`)
+	if i < 0 {
+		return p
+	}
+	j := strings.LastIndexByte(p[:i], '/')
+	if j < 0 {
+		return ""
+	}
+	return p[:j]
+}
+
+// mayHoldMatches reports whether a directory below which an experiment
+// may lie that one of the patterns matches: any directory under a pattern
+// without glob characters (it selects everything below it), and for a
+// glob a directory of fewer components than the glob's whose components
+// each match the glob's (a glob's '*' does not cross a '/').
+func mayHoldMatches(patterns []string, dir string) bool {
+	dc := strings.Split(dir, "/")
+	for _, p := range patterns {
+		p = strings.TrimSuffix(p, "/")
+		if !strings.ContainsAny(p, `*?[\`) {
+			if dir == p || strings.HasPrefix(dir, p+"/") || strings.HasPrefix(p, dir+"/") {
+				return true
+			}
+			continue
+		}
+		pc := strings.Split(p, "/")
+		if len(dc) >= len(pc) {
+			continue
+		}
+		ok := true
+		for i, c := range dc {
+			if m, err := path.Match(pc[i], c); err != nil || !m {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
 // noRecordedMatch says which patterns selected no recorded experiment,
 // with the nearest recorded ids.
-func noRecordedMatch(missing []string, runs []*results.Run) error {
+func noRecordedMatch(missing []string, experiments []string) error {
 	var ids []string
-	for _, r := range runs {
-		if !slices.Contains(ids, r.Experiment) {
-			ids = append(ids, r.Experiment)
+	for _, x := range experiments {
+		if !slices.Contains(ids, x) {
+			ids = append(ids, x)
 		}
 	}
 	q := make([]string, len(missing))

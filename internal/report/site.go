@@ -445,6 +445,11 @@ func Match(runs []*results.Run, patterns []string) (selected []*results.Run, mis
 	return selected, missing, nil
 }
 
+// MatchID reports whether a report pattern (an experiment id, a directory
+// of experiments or a glob) selects the experiment id; a malformed
+// pattern is an error.
+func MatchID(pattern, id string) (bool, error) { return matchID(pattern, id) }
+
 func matchID(pattern, id string) (bool, error) {
 	p := strings.TrimSuffix(pattern, "/")
 	if p == id || strings.HasPrefix(id, p+"/") {

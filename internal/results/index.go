@@ -86,27 +86,54 @@ func (s *Store) recordDirs(experiment string) ([]string, error) {
 	if experiment != "" {
 		return []string{experiment}, nil
 	}
+	return s.dirsUnder("", nil)
+}
+
+// DirsUnder is [Store.Experiments] limited to the directory dir (a slash
+// path under results/) and the directories below it: only those are
+// read, so its cost is that of dir's subtree, not of the whole store. A
+// subdirectory for which descend (when not nil) is false is listed but
+// not read, nor anything below it. A missing dir lists nothing.
+func (s *Store) DirsUnder(dir string, descend func(dir string) bool) ([]string, error) {
+	dir = strings.Trim(dir, "/")
+	if dir != "" {
+		if err := CheckExperimentID(dir); err != nil {
+			return nil, err
+		}
+	}
+	dirs, err := s.dirsUnder(dir, descend)
+	sort.Strings(dirs)
+	return dirs, err
+}
+
+func (s *Store) dirsUnder(start string, descend func(string) bool) ([]string, error) {
 	var out []string
 	var walk func(rel string) error
 	walk = func(rel string) error {
 		ents, err := os.ReadDir(filepath.Join(s.Dir, filepath.FromSlash(rel)))
 		if err != nil {
-			if rel == "" && errors.Is(err, fs.ErrNotExist) {
+			if rel == start && errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
 			return err
 		}
+		readCounts.dirEntries.Add(int64(len(ents)))
 		if rel != "" {
 			out = append(out, rel)
 		}
 		for _, n := range subdirs(ents) {
-			if err := walk(pathJoin(rel, n)); err != nil {
+			sub := pathJoin(rel, n)
+			if descend != nil && !descend(sub) {
+				out = append(out, sub)
+				continue
+			}
+			if err := walk(sub); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if err := walk(""); err != nil {
+	if err := walk(start); err != nil {
 		return nil, fmt.Errorf("listing runs: %w", err)
 	}
 	return out, nil

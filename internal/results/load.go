@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 )
 
 // LoadError says why a record file could not be loaded: the file, and what
@@ -167,5 +168,32 @@ func readNoFollow(path string) ([]byte, error) {
 	if fi, err := f.Stat(); err != nil || !os.SameFile(li, fi) {
 		return nil, errSymlink
 	}
-	return io.ReadAll(f)
+	data, err := io.ReadAll(f)
+	if err == nil {
+		readCounts.records.Add(1)
+		readCounts.bytes.Add(int64(len(data)))
+	}
+	return data, err
+}
+
+// readCounts is what this process has read of the store; see [Reads].
+var readCounts struct {
+	records, bytes, dirEntries atomic.Int64
+}
+
+// ReadCounts counts what a process has read of the results store.
+type ReadCounts struct {
+	// Records and Bytes count the record files read from the working
+	// tree ([Load]) and their bytes.
+	Records, Bytes int64
+	// DirEntries counts the entries of the directories listed to find
+	// records (not the index's scan).
+	DirEntries int64
+}
+
+// Reads returns what this process has read of results stores so far:
+// tests assert by these counts, not by times, that a verb's cost does not
+// grow with the records of other experiments.
+func Reads() ReadCounts {
+	return ReadCounts{Records: readCounts.records.Load(), Bytes: readCounts.bytes.Load(), DirEntries: readCounts.dirEntries.Load()}
 }

@@ -307,6 +307,21 @@ func (s *Store) List(f Filter) ([]*Run, []error, error) {
 	return runs, warnings, nil
 }
 
+// ListDirs loads the records directly in the given directories under
+// results/ (slash paths, as [Store.DirsUnder] returns them; not their
+// subdirectories), ordered like [Store.List], whatever experiment each
+// record names. Only those directories are read. Failures are warnings,
+// as in [Store.List].
+func (s *Store) ListDirs(dirs []string) ([]*Run, []error, error) {
+	paths, err := s.recordPathsIn(dirs)
+	if err != nil {
+		return nil, nil, err
+	}
+	runs, warnings := loadAll(paths)
+	SortRuns(runs)
+	return runs, warnings, nil
+}
+
 func filterRuns(runs []*Run, f Filter) []*Run {
 	if f.Experiment == "" && f.Point == "" {
 		return runs
@@ -359,6 +374,10 @@ func (s *Store) recordPaths(experiment string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.recordPathsIn(dirs)
+}
+
+func (s *Store) recordPathsIn(dirs []string) ([]string, error) {
 	var out []string
 	for _, d := range dirs {
 		dir := filepath.Join(s.Dir, filepath.FromSlash(d))
@@ -369,6 +388,7 @@ func (s *Store) recordPaths(experiment string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listing runs of %s: %w", d, err)
 		}
+		readCounts.dirEntries.Add(int64(len(ents)))
 		for _, e := range ents {
 			if isRecordName(e) {
 				out = append(out, filepath.Join(dir, e.Name()))

@@ -1,0 +1,128 @@
+//go:build unix
+
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/rig"
+)
+
+// writeRuns writes n records of a 5-point sweep of experiment exp into the
+// module at dir, starting at t0, a minute apart, with ids made from seq.
+func writeRuns(t *testing.T, dir, exp string, n int, t0 time.Time, seq int) []string {
+	t.Helper()
+	store := results.Open(dir)
+	var ids []string
+	for i := range n {
+		p := i % 5
+		start := t0.Add(time.Duration(i) * time.Minute)
+		c := 50 + float64(p)
+		spec, _ := json.Marshal(map[string]any{"flags": map[string]any{"ngl": 99, "ub": 8 * (p + 1)}, "bench": map[string]any{"r": 3},
+			"model": map[string]any{"hf": "example/Demo-GGUF", "quant": "Q4_K_M"}})
+		r := &results.Run{Schema: 1, ID: fmt.Sprintf("%s-%06d", start.Format("20060102T150405Z"), seq+i), Experiment: exp,
+			Point: fmt.Sprintf("%s[ub=%d]", exp, 8*(p+1)), Swept: map[string]any{"flags.ub": 8 * (p + 1)}, Spec: spec,
+			Engine: results.Engine{Family: "llama.cpp", Commit: fmt.Sprintf("%040x", 1)},
+			Model:  results.Model{Quant: "Q4_K_M", Files: []results.File{{Path: "m.gguf", SHA256: fmt.Sprintf("%064x", 7)}}},
+			Rig:    &rig.Rig{AcceleratorModelName: "NVIDIA GeForce RTX 4090", AcceleratorsPerNode: 2},
+			Start:  start, End: start.Add(3 * time.Minute), Status: results.StatusOK,
+			Metrics: []results.Metric{
+				{Name: "tokSOut", Test: "tg128", Unit: "tok/s", Direction: "higher", Samples: []float64{c, c * 1.004, c * 0.997}},
+			}}
+		data, err := results.Encode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := store.RecordPath(exp, r.ID)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// TestPerExperimentReads_independentOfOtherRecords runs the verbs that
+// concern one experiment or two runs in a store where that experiment
+// sits beside 200 and then 2,000 records of other experiments, and
+// asserts by counts (records read, their bytes, directory entries
+// listed), not times, that what each verb reads does not grow with the
+// other records (issue 30).
+func TestPerExperimentReads_independentOfOtherRecords(t *testing.T) {
+	type cost struct{ records, bytes, dirEntries int64 }
+	siblings := map[int]int{} // others → directories beside lab/target in lab/
+	measure := func(others int) map[string]cost {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "cue.mod"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "cue.mod", "module.cue"), []byte("module: \"example.com/s@v0\"\nlanguage: version: \"v0.17.0\"\n"), 0o644)
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		ids := writeRuns(t, dir, "lab/target", 20, t0, 0)
+		// Other experiments, in the same package and elsewhere, 50 runs
+		// each, interleaved in time with the target's.
+		for i := 0; i*50 < others; i++ {
+			exp := fmt.Sprintf("other%02d/e%02d", i%7, i)
+			if i%3 == 0 {
+				exp = fmt.Sprintf("lab/o%02d", i)
+				siblings[others]++
+			}
+			writeRuns(t, dir, exp, 50, t0.Add(time.Duration(i)*time.Second), 1000+i*50)
+		}
+		out := map[string]cost{}
+		for _, c := range []struct {
+			name string
+			args []string
+		}{
+			{"report", []string{"report", "lab/target", "-o", filepath.Join(dir, "site")}},
+			{"report-glob", []string{"report", "lab/tar*", "-o", filepath.Join(dir, "site2")}},
+			{"diff-runs", []string{"diff", ids[0], ids[5]}},
+			{"diff-experiment", []string{"diff", "lab/target", "lab/target"}},
+			{"log", []string{"log", "lab/target"}},
+			{"results", []string{"results", "lab/target"}},
+		} {
+			r0 := results.Reads()
+			stdout, stderr, code := runCLI(t, append([]string{"-C", dir}, c.args...)...)
+			if code != 0 && code != 1 {
+				t.Fatalf("rigor %v: exit %d\n%s%s", c.args, code, stdout, stderr)
+			}
+			r1 := results.Reads()
+			out[c.name] = cost{r1.Records - r0.Records, r1.Bytes - r0.Bytes, r1.DirEntries - r0.DirEntries}
+		}
+		return out
+	}
+	small, large := measure(200), measure(2000)
+	for name, s := range small {
+		l := large[name]
+		t.Logf("%s: 200 others: %+v; 2,000 others: %+v", name, s, l)
+		// The index may hold the target's summaries in the larger store
+		// (its records have aged past the racy window while the others
+		// were written) and read fewer: more is what must not happen.
+		if l.records > s.records || l.bytes > s.bytes {
+			t.Errorf("%s read %d records (%d bytes) beside 200 records of other experiments, %d (%d bytes) beside 2,000: it must read only its own",
+				name, s.records, s.bytes, l.records, l.bytes)
+		}
+		// A glob lists the directories it could match: each sibling of
+		// lab/target in lab/ is one entry, its records are not listed.
+		if name == "report-glob" {
+			if more := siblings[2000] - siblings[200]; l.dirEntries-s.dirEntries > int64(more) {
+				t.Errorf("%s listed %d directory entries beside 200 records of other experiments, %d beside 2,000: more than the %d directories added beside it",
+					name, s.dirEntries, l.dirEntries, more)
+			}
+			continue
+		}
+		// A run id names no experiment: finding one still lists every
+		// directory (not a record is read).
+		if name != "diff-runs" && l.dirEntries != s.dirEntries {
+			t.Errorf("%s listed %d directory entries beside 200 records of other experiments, %d beside 2,000: it must list only its experiment's",
+				name, s.dirEntries, l.dirEntries)
+		}
+	}
+}
