@@ -2,7 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"strconv"
 	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/rigorbench/rigor/internal/compare"
 	reportsite "github.com/rigorbench/rigor/internal/report"
@@ -13,6 +18,7 @@ type logCmd struct {
 	ID   string `arg:"" name:"id" help:"An experiment or point id, optionally @REV."`
 	JSON bool   `help:"Print the history as JSON."`
 	Plot string `placeholder:"FILE" help:"Also draw the key metrics over time, with interval bars, drift markers and failed runs, into FILE (.svg or .png)."`
+	Wide bool   `help:"Print every column, however wide (by default the table fits the terminal, or $COLUMNS)."`
 }
 
 func (logCmd) Help() string {
@@ -59,7 +65,11 @@ func (c *logCmd) Run(e *env) error {
 	if c.JSON {
 		err = compare.WriteLogJSON(e.stdout, h)
 	} else {
-		err = compare.WriteLogText(e.stdout, h, textWidth(e.stdout))
+		if fit := fitWidth(e.stdout); fit > 0 && !c.Wide {
+			err = compare.WriteLogTextFit(e.stdout, h, fit)
+		} else {
+			err = compare.WriteLogText(e.stdout, h, textWidth(e.stdout))
+		}
 	}
 	if err != nil || c.Plot == "" {
 		return err
@@ -113,4 +123,18 @@ func (c *logCmd) history(e *env, store *results.Store) ([]*results.Summary, []re
 		runs[i] = *r
 	}
 	return nil, runs, nil
+}
+
+// fitWidth is the width a table should fit: $COLUMNS when set, else the
+// terminal's; 0 off a terminal (a pipe or a file gets every column).
+func fitWidth(w io.Writer) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 20 {
+		return n
+	}
+	if f, ok := termFile(w); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
+			return cols
+		}
+	}
+	return 0
 }

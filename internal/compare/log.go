@@ -208,7 +208,7 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 			h.Experiments = append(h.Experiments, r.Experiment)
 		}
 		e := Entry{ID: r.ID, Experiment: r.Experiment, Point: byKey[keyOf[i]].label,
-			Start: r.Start, End: d.End, Rig: d.Rig, Host: d.Host, Commit: shortCommitRef(r.Engine.Commit, r.Engine.Ref),
+			Start: r.Start, End: d.End, Rig: d.Rig, Host: d.Host, Commit: shortCommitRef(r.Engine.Commit, r.Engine.Ref, r.Engine.Version),
 			Status: r.Status, Error: r.Error, Busy: d.Busy}
 		for j, m := range r.Metrics {
 			var x []float64
@@ -399,11 +399,14 @@ func rawString(s string) json.RawMessage {
 }
 
 // shortCommitRef is the engine commit shortened to 7 digits, else the
-// requested ref.
-func shortCommitRef(commit, ref string) string {
+// requested ref, else the version (node-llama-cpp's npm version).
+func shortCommitRef(commit, ref, version string) string {
 	c := commit
 	if c == "" {
 		c = ref
+	}
+	if c == "" {
+		c = version
 	}
 	if len(c) > 7 && hexRE.MatchString(c) {
 		c = c[:7]
@@ -522,6 +525,74 @@ func ciBar(m MetricStat, lo, hi float64, width int) string {
 // line before each run whose lock, rig or spec changed, and a sparkline of
 // tokSOut per point.
 func WriteLogText(w io.Writer, h *History, width int) error {
+	return writeLogText(w, h, width, false)
+}
+
+// WriteLogTextFit is [WriteLogText] with the table fitted to width: it
+// leaves out, in this order, the CI bars, the min–max columns, the
+// metrics after the first, the rig and the first metric's interval, until
+// the table fits, and says how many columns it left out (rigor log
+// without --wide).
+func WriteLogTextFit(w io.Writer, h *History, width int) error {
+	return writeLogText(w, h, width, true)
+}
+
+// fitGrid drops columns of g (header row first) until its lines fit
+// width, and returns how many it dropped.
+func fitGrid(g *grid, width int) int {
+	lineWidth := func() int {
+		wd := g.widths()
+		n := 0
+		for _, r := range g.rows {
+			n = max(n, utf8.RuneCountInString(g.line(r, wd)))
+		}
+		return n
+	}
+	dropped := 0
+	drop := func(match func(i int, head string) bool) bool {
+		head := g.rows[0]
+		for i := len(head) - 1; i >= 0; i-- {
+			if !match(i, head[i]) {
+				continue
+			}
+			for r := range g.rows {
+				if i < len(g.rows[r]) {
+					g.rows[r] = append(g.rows[r][:i:i], g.rows[r][i+1:]...)
+				}
+			}
+			if i < len(g.right) {
+				g.right = append(g.right[:i:i], g.right[i+1:]...)
+			}
+			dropped++
+			return true
+		}
+		return false
+	}
+	metricAt := func() int { return slices.Index(g.rows[0], "status") + 1 }
+	steps := []func(int, string) bool{
+		func(_ int, h string) bool { return strings.HasPrefix(h, "95% CI ") },
+		func(_ int, h string) bool { return h == "min–max" },
+	}
+	for _, step := range steps {
+		for lineWidth() > width && drop(step) {
+		}
+	}
+	// The metrics after the first, last first: their value, interval and n.
+	for lineWidth() > width && len(g.rows[0]) > metricAt()+3 {
+		last := len(g.rows[0]) - 1
+		for k := 0; k < 3 && len(g.rows[0]) > metricAt()+3; k++ {
+			drop(func(i int, _ string) bool { return i == last-k })
+		}
+	}
+	for _, name := range []string{"rig", "± 95% CI", "n"} {
+		if lineWidth() > width {
+			drop(func(_ int, h string) bool { return h == name })
+		}
+	}
+	return dropped
+}
+
+func writeLogText(w io.Writer, h *History, width int, fit bool) error {
 	var b strings.Builder
 	if len(h.Entries) == 0 {
 		b.WriteString("no runs\n")
@@ -623,6 +694,10 @@ func WriteLogText(w io.Writer, h *History, width int) error {
 			failure[i+1] += wrap("  ⚠ busy machine: "+e.Busy, width, 6)
 		}
 	}
+	left := 0
+	if fit && width > 0 {
+		left = fitGrid(g, width)
+	}
 	wd := g.widths()
 	for i, row := range g.rows {
 		b.WriteString(g.line(row, wd) + "\n")
@@ -637,6 +712,13 @@ func WriteLogText(w io.Writer, h *History, width int) error {
 	}
 	if len(h.Metrics) > len(metrics) {
 		fmt.Fprintf(&b, "(%d more metrics in --json)\n", len(h.Metrics)-len(metrics))
+	}
+	if left > 0 {
+		cols := "columns"
+		if left == 1 {
+			cols = "column"
+		}
+		fmt.Fprintf(&b, "(%d %s left out to fit %d columns: --wide shows them)\n", left, cols, width)
 	}
 
 	if c := h.Chart; c != nil {
