@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"time"
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/internal/buildcache"
-	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -47,30 +44,19 @@ func explain(err error, id string) error {
 	return err
 }
 
-// commitRecords commits record files (and their raw outputs) that were
-// just written: the one way run and import commit. A module outside git
-// is a warning (what names the records with their verb: "the records
-// are"); any other failure is returned, and the records stay written
-// either way. The commit does not share a run's context, so a record
-// written after Ctrl-C is still committed.
-func (e *env) commitRecords(store *results.Store, files []string, msg, what string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if detached, err := store.HeadDetached(); err == nil && detached && !e.warnedDetached {
+// commitRecorded commits what rec wrote since its last commit: the one
+// way run and import commit. A module outside git is a warning (what
+// names the records with their verb: "the records are"), and so is a
+// detached HEAD (once); any other failure is returned, and the records
+// stay written either way.
+func (e *env) commitRecorded(rec *results.Recorder, msg, what string) error {
+	c, err := rec.Commit(context.Background(), msg)
+	if c.Detached && !e.warnedDetached {
 		e.warnedDetached = true
 		fmt.Fprintf(e.stderr, "rigor: warning: HEAD is detached: the commit belongs to no branch, and the next checkout leaves it behind ('git switch -c NAME' keeps it)\n")
 	}
-	// A run that never started has no raw outputs directory.
-	var present []string
-	for _, f := range files {
-		if _, err := os.Lstat(f); err == nil {
-			present = append(present, f)
-		}
-	}
-	_, err := store.Commit(ctx, present, msg)
-	if errors.Is(err, gitrepo.ErrNotRepository) {
+	if c.NotRepository {
 		fmt.Fprintf(e.stderr, "rigor: warning: %s not committed: the module is not in a git repository ('git init' to keep their history, or --no-commit)\n", what)
-		return nil
 	}
 	return err
 }

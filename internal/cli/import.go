@@ -136,16 +136,15 @@ func (c *importCmd) Run(e *env) error {
 		todo = append(todo, im)
 	}
 	var outs []importedOut
-	var written []string
+	rec := &results.Recorder{Store: store}
 	for _, im := range todo {
 		r := im.Run
 		path := filepath.Join(results.Dir, filepath.FromSlash(r.Experiment), r.ID+".json")
 		if !c.DryRun {
-			p, err := store.Write(r, im.Raw)
+			p, err := rec.Record(r, im.Raw)
 			if err != nil {
 				return err
 			}
-			written = append(written, p, store.RawDir(r.Experiment, r.ID))
 			if rel, err := filepath.Rel(root, p); err == nil {
 				path = rel
 			}
@@ -153,13 +152,13 @@ func (c *importCmd) Run(e *env) error {
 		outs = append(outs, importedOut{Path: filepath.ToSlash(path), ID: r.ID, Experiment: r.Experiment, Point: r.Point, Label: r.Provenance.Label, Status: r.Status})
 	}
 	var commitErr error
-	if len(written) > 0 && !c.NoCommit {
+	if len(rec.Recorded()) > 0 && !c.NoCommit {
 		var names []string
 		for _, f := range c.Files {
 			names = append(names, filepath.Base(f))
 		}
 		msg := fmt.Sprintf("rigor import %s: %d %s", strings.Join(names, " "), len(outs), plural(len(outs), "run", "runs"))
-		if err := e.commitRecords(store, written, msg, "the imported records are"); err != nil {
+		if err := e.commitRecorded(rec, msg, "the imported records are"); err != nil {
 			commitErr = notCommitted("the imported records are", err)
 		}
 	}

@@ -103,67 +103,23 @@ func (e *runFailedError) ExitCode() int {
 }
 
 func (c *runCmd) Run(e *env) error {
-	if c.Rounds < 1 {
-		return withHint(fmt.Errorf("--rounds=%d: want 1 or more", c.Rounds), "--rounds 5 runs every listed experiment five times, interleaved")
-	}
-	if c.BusyShare <= 0 || c.BusyShare > 1 {
-		return withHint(fmt.Errorf("--busy-share=%g: want a share of the cores above 0 and at most 1", c.BusyShare), "0.25 lets other processes take a quarter of the cores")
+	if err := c.checkFlags(); err != nil {
+		return err
 	}
 	if c.Slurm {
 		return c.submitSlurm(e)
 	}
-	// Each experiment is loaded, checked and prepared once, however many
-	// of its points are listed.
-	type experiment struct {
-		x      *spec.Experiment
-		entry  *lock.Entry
-		points []*spec.Point
+	root, xs, err := c.load(e)
+	if err != nil {
+		return err
 	}
-	var xs []*experiment
-	byID := map[string]*experiment{}
-	var root string
-	for _, id := range c.IDs {
-		set, x, points, entry, err := e.lockedExperiment(id, true)
-		if err != nil {
-			return err
-		}
-		root = set.Root
-		ex := byID[x.ID]
-		if ex == nil {
-			ex = &experiment{x: x, entry: entry}
-			byID[x.ID] = ex
-			xs = append(xs, ex)
-		}
-		for _, p := range points {
-			if !slices.ContainsFunc(ex.points, func(q *spec.Point) bool { return q.ID == p.ID }) {
-				ex.points = append(ex.points, p)
-			}
-		}
-	}
-
 	if c.DryRun {
-		for i, ex := range xs {
-			if i > 0 {
-				fmt.Fprintln(e.stdout)
-			}
-			if err := c.dryRun(e, root, ex.x, ex.points, ex.entry); err != nil {
-				return err
-			}
-		}
-		return nil
+		return c.dryRuns(e, root, xs)
 	}
-
 	store := results.Open(root)
-	var previous []*results.Run
-	for _, ex := range xs {
-		// A run that cannot be recorded is measured for nothing: check first.
-		if err := store.CheckWritable(ex.x.ID); err != nil {
-			return withHint(err, "make results/ writable and give it space, then run again; nothing was started")
-		}
-		// The earlier runs, read before this one adds its own, for the
-		// comparison printed at the end.
-		prev, _, _ := store.Latest(results.Filter{Experiment: ex.x.ID})
-		previous = append(previous, prev...)
+	previous, err := checkResults(store, xs)
+	if err != nil {
+		return err
 	}
 	// Records made from an experiment or lock that no commit holds say
 	// so: months later, that is what makes a rerun impossible.
@@ -177,26 +133,120 @@ func (c *runCmd) Run(e *env) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-
-	detected, err := e.detectRig(ctx)
+	r, items, err := c.prepare(ctx, e, root, store, xs)
 	if err != nil {
-		return fmt.Errorf("detecting the rig: %w", err)
+		return err
 	}
-	var ignored []string
-	for _, ex := range xs {
-		if mm := rig.Check(ex.x.Requires, detected); len(mm) > 0 {
-			if !c.IgnoreRequires {
-				for _, m := range mm {
-					fmt.Fprintf(e.stderr, "rigor: error: %s: #requires.%s: %s\n", spec.FormatPos(m.Pos, e.wd), m.Path, m.String())
-				}
-				return withHint(fmt.Errorf("this rig does not meet the #requires of %s", ex.x.ID), "'rigor rig' shows what was detected; --ignore-requires runs anyway and records that it did")
-			}
-			for _, m := range mm {
-				ignored = append(ignored, m.Path+": "+m.String())
+	if c.RequireQuiet {
+		if err := c.waitQuiet(ctx, e); err != nil {
+			return err
+		}
+	}
+	rounds := c.rounds()
+	s := &runSink{c: c, e: e, rec: &results.Recorder{Store: store, Fallback: results.Fallback(), Dirty: dirty}}
+	runErr := r.RunRounds(ctx, items, rounds, s.record)
+	s.commitAll()
+	written := s.written()
+	c.printRuns(e, store, written, previous, rounds)
+	printRunWarnings(e, s.warnings, c.Explain)
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
+	if ctx.Err() != nil {
+		return &runFailedError{interrupted: true}
+	}
+	if s.commitErr != nil {
+		return notCommitted("the records are", s.commitErr)
+	}
+	if s.failed > 0 {
+		return &runFailedError{failed: s.failed, total: len(written)}
+	}
+	return nil
+}
+
+func (c *runCmd) checkFlags() error {
+	if c.Rounds < 1 {
+		return withHint(fmt.Errorf("--rounds=%d: want 1 or more", c.Rounds), "--rounds 5 runs every listed experiment five times, interleaved")
+	}
+	if c.BusyShare <= 0 || c.BusyShare > 1 {
+		return withHint(fmt.Errorf("--busy-share=%g: want a share of the cores above 0 and at most 1", c.BusyShare), "0.25 lets other processes take a quarter of the cores")
+	}
+	return nil
+}
+
+// runExperiment is one experiment of a run with the points listed of it.
+type runExperiment struct {
+	x      *spec.Experiment
+	entry  *lock.Entry
+	points []*spec.Point
+}
+
+// load loads, checks and locks each listed experiment once, however many
+// of its points are listed.
+func (c *runCmd) load(e *env) (string, []*runExperiment, error) {
+	var xs []*runExperiment
+	byID := map[string]*runExperiment{}
+	var root string
+	for _, id := range c.IDs {
+		set, x, points, entry, err := e.lockedExperiment(id, true)
+		if err != nil {
+			return "", nil, err
+		}
+		root = set.Root
+		ex := byID[x.ID]
+		if ex == nil {
+			ex = &runExperiment{x: x, entry: entry}
+			byID[x.ID] = ex
+			xs = append(xs, ex)
+		}
+		for _, p := range points {
+			if !slices.ContainsFunc(ex.points, func(q *spec.Point) bool { return q.ID == p.ID }) {
+				ex.points = append(ex.points, p)
 			}
 		}
 	}
+	return root, xs, nil
+}
 
+func (c *runCmd) dryRuns(e *env, root string, xs []*runExperiment) error {
+	for i, ex := range xs {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		if err := c.dryRun(e, root, ex.x, ex.points, ex.entry); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkResults checks that each experiment's runs can be recorded (a run
+// that cannot be is measured for nothing) and returns the earlier runs,
+// read before this one adds its own, for the comparison printed at the
+// end.
+func checkResults(store *results.Store, xs []*runExperiment) ([]*results.Run, error) {
+	var previous []*results.Run
+	for _, ex := range xs {
+		if err := store.CheckWritable(ex.x.ID); err != nil {
+			return nil, withHint(err, "make results/ writable and give it space, then run again; nothing was started")
+		}
+		prev, _, _ := store.Latest(results.Filter{Experiment: ex.x.ID})
+		previous = append(previous, prev...)
+	}
+	return previous, nil
+}
+
+// prepare checks the rig against each experiment's #requires, configures
+// the runner and prepares (builds or installs) each experiment's engine.
+func (c *runCmd) prepare(ctx context.Context, e *env, root string, store *results.Store, xs []*runExperiment) (*run.Runner, []run.Item, error) {
+	detected, err := e.detectRig(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("detecting the rig: %w", err)
+	}
+	ignored, err := c.checkRequires(e, detected, xs)
+	if err != nil {
+		return nil, nil, err
+	}
 	r := e.runner(root)
 	// Secret passEnv values are recorded as fingerprints under this
 	// machine's key, never in the clear.
@@ -213,19 +263,36 @@ func (c *runCmd) Run(e *env) error {
 		prep, err := r.Prepare(pctx, ex.x, ex.entry)
 		prog.close()
 		if err != nil {
-			return explain(err, ex.x.ID)
+			return nil, nil, explain(err, ex.x.ID)
 		}
 		items = append(items, run.Item{Prep: prep, Points: ex.points})
 	}
 	r.Progress = func(msg string) { fmt.Fprintf(e.stderr, "rigor: %s\n", msg) }
 	r.BuildProgress, r.BuildLog = nil, nil
+	return r, items, nil
+}
 
-	if c.RequireQuiet {
-		if err := c.waitQuiet(ctx, e); err != nil {
-			return err
+// checkRequires refuses a rig that does not meet an experiment's
+// #requires, or with --ignore-requires returns the requirements not met.
+func (c *runCmd) checkRequires(e *env, detected *rig.Rig, xs []*runExperiment) ([]string, error) {
+	var ignored []string
+	for _, ex := range xs {
+		mm := rig.Check(ex.x.Requires, detected)
+		if len(mm) > 0 && !c.IgnoreRequires {
+			for _, m := range mm {
+				fmt.Fprintf(e.stderr, "rigor: error: %s: #requires.%s: %s\n", spec.FormatPos(m.Pos, e.wd), m.Path, m.String())
+			}
+			return nil, withHint(fmt.Errorf("this rig does not meet the #requires of %s", ex.x.ID), "'rigor rig' shows what was detected; --ignore-requires runs anyway and records that it did")
+		}
+		for _, m := range mm {
+			ignored = append(ignored, m.Path+": "+m.String())
 		}
 	}
+	return ignored, nil
+}
 
+// rounds is the invocation's rounds and the seed of their orders.
+func (c *runCmd) rounds() run.Rounds {
 	rounds := run.Rounds{Count: c.Rounds, Invocation: results.NewRunID(time.Now())}
 	if c.OrderSeed != nil {
 		rounds.Seed = *c.OrderSeed
@@ -234,95 +301,103 @@ func (c *runCmd) Run(e *env) error {
 		// that hold numbers as doubles.
 		rounds.Seed = mrand.Uint64N(1 << 53)
 	}
+	return rounds
+}
 
-	var written []*results.Run
-	var warnings []runWarning
-	var paths []string
-	failed := 0
-	var commitErr error
-	sink := func(pr *run.PointRun) error {
-		if files := dirty[pr.Record.Experiment]; len(files) > 0 {
-			pr.Record.Dirty, pr.Record.DirtyFiles = true, files
+// runSink records each point's run as it ends, and commits.
+type runSink struct {
+	c         *runCmd
+	e         *env
+	rec       *results.Recorder
+	warnings  []runWarning // printed after the result (printRunWarnings)
+	failed    int
+	commitErr error
+}
+
+// record records one point's run: written (or saved in the fallback
+// directory, its samples printed), reported, and with --commit-each
+// committed.
+func (s *runSink) record(pr *run.PointRun) error {
+	e, c := s.e, s.c
+	path, err := s.rec.Record(pr.Record, pr.Raw)
+	var fe *results.FallbackError
+	if errors.As(err, &fe) {
+		// Nothing measured is lost: the record goes to the fallback
+		// directory, and its samples are printed.
+		printSummary(e, []*results.Run{pr.Record})
+		if fe.FallbackErr != nil {
+			return fmt.Errorf("writing the record of %s: %w (and to the fallback directory: %v)", pr.Point.ID, fe.Err, fe.FallbackErr)
 		}
-		path, err := store.Write(pr.Record, pr.Raw)
-		if err != nil {
-			// Nothing measured is lost: the record goes to the fallback
-			// directory, and its samples are printed.
-			printSummary(e, []*results.Run{pr.Record})
-			saved, ferr := results.Fallback().Write(pr.Record, pr.Raw)
-			if ferr != nil {
-				return fmt.Errorf("writing the record of %s: %w (and to the fallback directory: %v)", pr.Point.ID, err, ferr)
-			}
-			return withHint(fmt.Errorf("writing the record of %s: %w", pr.Point.ID, err),
-				"the record is saved at "+saved+"; copy it into results/"+pr.Record.Experiment+"/ and commit it once the problem is fixed")
-		}
-		rel, _ := filepath.Rel(e.wd, path)
-		written = append(written, pr.Record)
-		paths = append(paths, path)
-		if pr.Record.Status != results.StatusOK {
-			failed++
-		}
-		fmt.Fprintf(e.stderr, "rigor: %s: %s → %s\n", pr.Point.ID, describe(pr.Record), rel)
-		// Warnings come after the result (printRunWarnings).
-		if busy, why := pr.Record.Machine.Busy(c.BusyShare); busy && len(pr.Record.Metrics) > 0 {
-			warnings = append(warnings, busyWarning(pr.Point.ID, why))
-		}
-		for _, w := range pr.EngineWarnings {
-			warnings = append(warnings, engineWarning(pr.Point.ID, w))
-		}
-		if c.CommitEach && !c.NoCommit && commitErr == nil {
-			files := []string{path, store.RawDir(pr.Record.Experiment, pr.Record.ID)}
-			if commitErr = e.commitRecords(store, files, commitMessage([]*results.Run{pr.Record}, pr.Point.ID), rel+" is"); commitErr != nil {
-				fmt.Fprintf(e.stderr, "rigor: warning: the record is kept at %s but was not committed: %v\n", rel, commitErr)
-			}
-		}
-		return nil
+		return withHint(fmt.Errorf("writing the record of %s: %w", pr.Point.ID, fe.Err),
+			"the record is saved at "+fe.Saved+"; copy it into results/"+pr.Record.Experiment+"/ and commit it once the problem is fixed")
 	}
-	runErr := r.RunRounds(ctx, items, rounds, sink)
-	if !c.CommitEach && !c.NoCommit && len(written) > 0 {
-		// One commit for the invocation, made even when it was
-		// interrupted: what was recorded is kept.
-		var files []string
-		for i, rec := range written {
-			files = append(files, paths[i], store.RawDir(rec.Experiment, rec.ID))
-		}
-		what, kept := "the records are", "the records are kept in results/"
-		if len(written) == 1 {
-			rel := relTo(paths[0], e.wd)
-			what, kept = rel+" is", "the record is kept at "+rel
-		}
-		if commitErr = e.commitRecords(store, files, commitMessage(written, strings.Join(c.IDs, " ")), what); commitErr != nil {
-			fmt.Fprintf(e.stderr, "rigor: warning: %s but was not committed: %v\n", kept, commitErr)
+	if err != nil {
+		return fmt.Errorf("writing the record of %s: %w", pr.Point.ID, err)
+	}
+	rel, _ := filepath.Rel(e.wd, path)
+	if pr.Record.Status != results.StatusOK {
+		s.failed++
+	}
+	fmt.Fprintf(e.stderr, "rigor: %s: %s → %s\n", pr.Point.ID, describe(pr.Record), rel)
+	// Warnings come after the result (printRunWarnings).
+	if busy, why := pr.Record.Machine.Busy(c.BusyShare); busy && len(pr.Record.Metrics) > 0 {
+		s.warnings = append(s.warnings, busyWarning(pr.Point.ID, why))
+	}
+	for _, w := range pr.EngineWarnings {
+		s.warnings = append(s.warnings, engineWarning(pr.Point.ID, w))
+	}
+	if c.CommitEach && !c.NoCommit && s.commitErr == nil {
+		if s.commitErr = e.commitRecorded(s.rec, commitMessage([]*results.Run{pr.Record}, pr.Point.ID), rel+" is"); s.commitErr != nil {
+			fmt.Fprintf(e.stderr, "rigor: warning: the record is kept at %s but was not committed: %v\n", rel, s.commitErr)
 		}
 	}
+	return nil
+}
+
+// commitAll makes the invocation's one commit (without --commit-each),
+// even when it was interrupted: what was recorded is kept.
+func (s *runSink) commitAll() {
+	e, c := s.e, s.c
+	recorded := s.rec.Recorded()
+	if c.CommitEach || c.NoCommit || len(recorded) == 0 {
+		return
+	}
+	what, kept := "the records are", "the records are kept in results/"
+	if len(recorded) == 1 {
+		rel := relTo(recorded[0].Path, e.wd)
+		what, kept = rel+" is", "the record is kept at "+rel
+	}
+	if s.commitErr = e.commitRecorded(s.rec, commitMessage(s.written(), strings.Join(c.IDs, " ")), what); s.commitErr != nil {
+		fmt.Fprintf(e.stderr, "rigor: warning: %s but was not committed: %v\n", kept, s.commitErr)
+	}
+}
+
+// written returns the records written, in order.
+func (s *runSink) written() []*results.Run {
+	var out []*results.Run
+	for _, r := range s.rec.Recorded() {
+		out = append(out, r.Run)
+	}
+	return out
+}
+
+// printRuns prints the records written (as JSON with --json), and how
+// they compare with the point's previous run.
+func (c *runCmd) printRuns(e *env, store *results.Store, written, previous []*results.Run, rounds run.Rounds) {
 	if c.JSON {
 		if written == nil {
 			written = []*results.Run{}
 		}
 		e.printJSON(written)
+		return
+	}
+	printSummary(e, written)
+	if c.Rounds > 1 {
+		fmt.Fprintf(e.stdout, "\n%d %s of invocation %s (order seed %d); 'rigor diff' compares the experiments of one invocation round by round, as pairs\n",
+			c.Rounds, plural(c.Rounds, "round", "rounds"), rounds.Invocation, rounds.Seed)
 	} else {
-		printSummary(e, written)
-		if c.Rounds > 1 {
-			fmt.Fprintf(e.stdout, "\n%d %s of invocation %s (order seed %d); 'rigor diff' compares the experiments of one invocation round by round, as pairs\n",
-				c.Rounds, plural(c.Rounds, "round", "rounds"), rounds.Invocation, rounds.Seed)
-		} else {
-			compareWithPrevious(e, store, previous, written)
-		}
+		compareWithPrevious(e, store, previous, written)
 	}
-	printRunWarnings(e, warnings, c.Explain)
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return runErr
-	}
-	if ctx.Err() != nil {
-		return &runFailedError{interrupted: true}
-	}
-	if commitErr != nil {
-		return notCommitted("the records are", commitErr)
-	}
-	if failed > 0 {
-		return &runFailedError{failed: failed, total: len(written)}
-	}
-	return nil
 }
 
 // commitMessage is the message of the commit of runs made by 'rigor run

@@ -2,13 +2,11 @@ package slurm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -173,7 +171,8 @@ func recordLostJob(ctx context.Context, e *RefreshOptions, store *results.Store,
 		Labels:  []string{"slurm"},
 		Notes:   fmt.Sprintf("recorded by rigor jobs from Slurm's account: batch %s, job %s, round %d", b.ID, b.JobIDOf(i), t.Round),
 	}
-	path, err := store.Write(run, nil)
+	rec := &results.Recorder{Store: store}
+	path, err := rec.Record(run, nil)
 	if err != nil {
 		return nil, fmt.Errorf("recording job %s: %w", b.JobIDOf(i), err)
 	}
@@ -186,9 +185,7 @@ func recordLostJob(ctx context.Context, e *RefreshOptions, store *results.Store,
 	if e.Recorded != nil {
 		e.Recorded(b.JobIDOf(i), t.Point, msg, path)
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if _, err := store.Commit(cctx, []string{path}, fmt.Sprintf("rigor jobs: %s: %s\n\nrun %s", t.Point, run.Status, run.ID)); err != nil && !errors.Is(err, gitrepo.ErrNotRepository) {
+	if _, err := rec.Commit(ctx, fmt.Sprintf("rigor jobs: %s: %s\n\nrun %s", t.Point, run.Status, run.ID)); err != nil {
 		e.Warn([]error{fmt.Errorf("the record is kept at %s but was not committed: %v", rel, err)})
 	}
 	return r, nil
