@@ -46,8 +46,8 @@ type PatchInput struct {
 
 // BuildOptions configure [Build].
 type BuildOptions struct {
-	// Cache is rigor's cache directory (git mirrors and builds); "" means
-	// gitsrc.CacheDir().
+	// Cache is rigor's cache directory (git mirrors and builds); it must
+	// be set (internal/cli reads RIGOR_CACHE).
 	Cache string
 	// URL is the engine's git source.
 	URL string
@@ -183,6 +183,9 @@ func RecipeOf(r spec.Build, rpc bool) (Recipe, error) {
 // recipe's environment, then rigor's) and GOOS/GOARCH. It runs the three
 // tools but nothing else.
 func BuildInputs(ctx context.Context, opts BuildOptions) (buildcache.Inputs, Recipe, error) {
+	if opts.Cache == "" {
+		return buildcache.Inputs{}, Recipe{}, fmt.Errorf("building %s: no cache directory (BuildOptions.Cache is empty)", opts.Fork)
+	}
 	rec, err := RecipeOf(opts.Recipe, opts.RPC)
 	if err != nil {
 		return buildcache.Inputs{}, rec, err
@@ -217,13 +220,7 @@ func isHexString(s string) bool {
 	return s != ""
 }
 
-func cacheOf(opts BuildOptions) buildcache.Cache {
-	root := opts.Cache
-	if root == "" {
-		root = gitsrc.CacheDir()
-	}
-	return buildcache.Cache{Root: root}
-}
+func cacheOf(opts BuildOptions) buildcache.Cache { return buildcache.Cache{Root: opts.Cache} }
 
 // LookupBuild returns the cached build of opts without building: a stat
 // and a read once the key is computed. A build not in the cache is an

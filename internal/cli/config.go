@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/hf"
+	"github.com/rigorbench/rigor/internal/redact"
+	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/run"
 )
@@ -32,6 +35,8 @@ import (
 //	                  none), for lock and pull alike ([config.hfOptions])
 //	RIGOR_GIT_TIMEOUT how long a git remote may stay silent (a Go
 //	                  duration such as 90s, or seconds); default 1m
+//	RIGOR_FALLBACK_DIR where a record the module could not take is saved;
+//	                  else rigor-unsaved-<uid> under the temporary directory
 type config struct {
 	Cache   string
 	HFCache string
@@ -39,18 +44,26 @@ type config struct {
 	// GitAuthor is RIGOR_GIT_AUTHOR, trimmed.
 	GitAuthor string
 	// GitTimeout is RIGOR_GIT_TIMEOUT as set, trimmed ([config.gitTimeout]).
-	GitTimeout string
-	Getenv     func(string) string
-	Lookup     func(string) (string, bool)
+	GitTimeout  string
+	FallbackDir string
+	// Secrets knows the environment's secrets, kept out of commits.
+	Secrets *redact.Scrubber
+	Getenv  func(string) string
+	Lookup  func(string) (string, bool)
 }
 
 func loadConfig() config {
 	c := config{Getenv: os.Getenv, Lookup: os.LookupEnv}
 	c.Cache = gitsrc.CacheDirFrom(c.Getenv)
-	c.HFCache, _ = hf.CacheDir()
+	c.HFCache, _ = hf.CacheDirFrom(c.Getenv)
 	c.RigFile = c.Getenv(rig.RigFileEnv)
 	c.GitAuthor = strings.TrimSpace(c.Getenv(gitrepo.AuthorEnv))
 	c.GitTimeout = strings.TrimSpace(c.Getenv("RIGOR_GIT_TIMEOUT"))
+	c.FallbackDir = c.Getenv("RIGOR_FALLBACK_DIR")
+	if c.FallbackDir == "" {
+		c.FallbackDir = filepath.Join(os.TempDir(), fmt.Sprintf("rigor-unsaved-%d", os.Getuid()))
+	}
+	c.Secrets = redact.FromEnviron(os.Environ())
 	return c
 }
 
@@ -115,4 +128,13 @@ func (e *env) detectRig(ctx context.Context) (*rig.Rig, error) {
 func (e *env) runner(root string) *run.Runner {
 	c := e.cfg()
 	return &run.Runner{Root: root, Cache: c.Cache, HFCache: c.HFCache, Getenv: c.Lookup, RigorVersion: Version, Secrets: e.secrets}
+}
+
+// store returns the results store of the module at root, its commits
+// configured (author, the secrets kept out of commit messages).
+func (e *env) store(root string) *results.Store {
+	c := e.cfg()
+	s := results.Open(root)
+	s.Author, s.Scrubber = c.GitAuthor, c.Secrets
+	return s
 }

@@ -77,7 +77,7 @@ func (c *importCmd) Run(e *env) error {
 		}
 	}
 	opts := interop.ImportOptions{Format: c.Format, Experiment: c.Experiment, Experiments: exps, IDs: ids, Now: time.Now().UTC().Truncate(time.Second)}
-	store := results.Open(root)
+	store := e.store(root)
 	var all []interop.Imported
 	var from []string // the file each of all came from
 	for _, f := range c.Files {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-git/go-git/v5"
 
-	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/schema"
 )
 
@@ -135,7 +134,7 @@ func (c *initCmd) Run(e *env) error {
 		}
 		sort.Strings(paths)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_, err := results.Open(dir).Commit(ctx, paths, fmt.Sprintf("rigor init: module %s", mod))
+		_, err := e.store(dir).Commit(ctx, paths, fmt.Sprintf("rigor init: module %s", mod))
 		cancel()
 		if err != nil {
 			return withHint(fmt.Errorf("committing the new module: %w", err), "the files are written; commit them yourself with git")

@@ -77,7 +77,7 @@ func (c *jobsListCmd) Run(e *env) error {
 	interactive := term.IsTerminal(int(os.Stderr.Fd()))
 	var rows []jobRow
 	for {
-		rows, err = slurm.Refresh(ctx, slurm.RefreshOptions{Root: root, Batches: batches, Tail: c.Tail, Version: Version, Warn: e.warn,
+		rows, err = slurm.Refresh(ctx, slurm.RefreshOptions{Store: e.store(root), Batches: batches, Tail: c.Tail, Version: Version, Warn: e.warn,
 			Recorded: func(job, point, why, path string) {
 				fmt.Fprintf(e.stderr, "rigor: %s (%s): %s → %s\n", job, point, why, filepath.ToSlash(relTo(path, e.wd)))
 			}})

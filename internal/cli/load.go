@@ -10,7 +10,6 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/lock"
 
 	"github.com/rigorbench/rigor/internal/spec"
@@ -178,7 +177,7 @@ func (e *env) lockedExperiment(id string, points bool) (*spec.Set, *spec.Experim
 	if entry == nil {
 		return nil, nil, nil, nil, withHint(fmt.Errorf("%s is not locked (no entry in %s)", x.ID, filepath.ToSlash(relTo(lock.Path(set.Root, x.Package), e.wd))), "run 'rigor lock "+x.ID+"'")
 	}
-	for _, s := range lock.CheckWith(set, lock.CheckOptions{Cache: gitsrc.CacheDir()}) {
+	for _, s := range lock.CheckWith(set, lock.CheckOptions{Cache: e.cfg().Cache}) {
 		if s.ID == x.ID {
 			return nil, nil, nil, nil, withHint(fmt.Errorf("the lock of %s is stale: %s", x.ID, strings.Join(s.Reasons, "; ")), "run 'rigor lock "+x.ID+"' to re-resolve it")
 		}

@@ -17,7 +17,6 @@ import (
 	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/lock"
-	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -230,7 +229,7 @@ func (e *env) commitLockfiles(set *spec.Set, changes []lock.Change) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	hash, err := results.Open(set.Root).Commit(ctx, paths, msg)
+	hash, err := e.store(set.Root).Commit(ctx, paths, msg)
 	switch {
 	case errors.Is(err, gitrepo.ErrNothingToCommit):
 		fmt.Fprintf(e.stderr, "rigor: %s already committed as %s\n", strings.Join(rel, ", "), plural(len(rel), "it is", "they are"))
@@ -246,7 +245,8 @@ func (e *env) commitLockfiles(set *spec.Set, changes []lock.Change) error {
 
 // options are the resolver's options from the flags and the environment.
 func (c *lockCmd) options(e *env, root string) (lock.Options, error) {
-	gitTimeout, err := e.cfg().gitTimeout()
+	cfg := e.cfg()
+	gitTimeout, err := cfg.gitTimeout()
 	if err != nil {
 		return lock.Options{}, err
 	}
@@ -259,6 +259,8 @@ func (c *lockCmd) options(e *env, root string) (lock.Options, error) {
 	}
 	return lock.Options{
 		Root:       root,
+		Cache:      cfg.Cache,
+		HFCache:    cfg.HFCache,
 		HF:         hf.NewClient(hopts),
 		HFToken:    hopts.Token,
 		Offline:    c.Offline,
@@ -297,7 +299,7 @@ func shortValue(v string) string {
 }
 
 func (c *lockCmd) check(e *env, set *spec.Set) error {
-	stale := lock.Check(set)
+	stale := lock.CheckWith(set, lock.CheckOptions{Cache: e.cfg().Cache})
 	if stale == nil {
 		stale = []lock.Stale{}
 	}

@@ -116,7 +116,7 @@ func (c *runCmd) Run(e *env) error {
 	if c.DryRun {
 		return c.dryRuns(e, root, xs)
 	}
-	store := results.Open(root)
+	store := e.store(root)
 	previous, err := checkResults(store, xs)
 	if err != nil {
 		return err
@@ -143,7 +143,7 @@ func (c *runCmd) Run(e *env) error {
 		}
 	}
 	rounds := c.rounds()
-	s := &runSink{c: c, e: e, rec: &results.Recorder{Store: store, Fallback: results.Fallback(), Dirty: dirty}}
+	s := &runSink{c: c, e: e, rec: &results.Recorder{Store: store, Fallback: results.Fallback(e.cfg().FallbackDir), Dirty: dirty}}
 	runErr := r.RunRounds(ctx, items, rounds, s.record)
 	s.commitAll()
 	written := s.written()

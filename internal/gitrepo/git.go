@@ -28,8 +28,9 @@ import (
 )
 
 // AuthorEnv names the environment variable that sets the author of the
-// commits rigor makes, as "Name <email>". Without it the author comes from
-// git config (user.name, user.email), else [DefaultAuthor].
+// commits rigor makes, as "Name <email>" (internal/cli reads it into
+// [Repo.Author]). Without it the author comes from git config (user.name,
+// user.email), else [DefaultAuthor].
 const AuthorEnv = "RIGOR_GIT_AUTHOR"
 
 // DefaultAuthor is the commit author when neither RIGOR_GIT_AUTHOR nor git
@@ -69,6 +70,13 @@ type Repo struct {
 	worktree string // the working tree's root
 	gitDir   string // HEAD, index, locks
 	common   string // refs and objects (differs from gitDir in a linked worktree)
+
+	// Author is the author of the commits, "Name <email>" (the value of
+	// RIGOR_GIT_AUTHOR); "" takes git config, else [DefaultAuthor].
+	Author string
+	// Scrubber knows the secrets of rigor's environment: they are
+	// replaced in commit messages (nil: [redact.String] alone).
+	Scrubber *redact.Scrubber
 }
 
 // Open opens the git repository that holds root (found upwards, as git
@@ -133,7 +141,7 @@ func (g *Repo) Rel(p string) (string, error) {
 // Two processes never race: Commit holds an flock on .git/rigor.lock for
 // its whole duration (waiting for another rigor, until ctx ends), and
 // git's own .git/index.lock while it updates the index and the branch, as
-// the git CLI does. The author comes from RIGOR_GIT_AUTHOR, git config, or
+// the git CLI does. The author comes from [Repo.Author], git config, or
 // [DefaultAuthor].
 //
 // Any failure after the files were written is a *[CommitError]: the files
@@ -141,7 +149,7 @@ func (g *Repo) Rel(p string) (string, error) {
 //
 // The message is redacted ([redact.String]): a commit is forever.
 func (g *Repo) Commit(ctx context.Context, paths []string, msg string) (string, error) {
-	hash, err := g.commit(ctx, paths, redact.FromEnviron(os.Environ()).String(msg))
+	hash, err := g.commit(ctx, paths, g.Scrubber.String(msg))
 	if err != nil {
 		return "", &CommitError{Paths: paths, Err: err}
 	}
@@ -245,10 +253,10 @@ func ensureNewline(s string) string {
 	return s
 }
 
-// author returns the commit signature from RIGOR_GIT_AUTHOR, git config,
+// author returns the commit signature from [Repo.Author], git config,
 // or the default.
 func (g *Repo) author() (object.Signature, error) {
-	if v := strings.TrimSpace(os.Getenv(AuthorEnv)); v != "" {
+	if v := strings.TrimSpace(g.Author); v != "" {
 		sig, ok := parseAuthor(v)
 		if !ok {
 			return sig, fmt.Errorf("%s=%q: want \"Name <email>\"", AuthorEnv, v)

@@ -71,7 +71,6 @@ func TestCommit_indexFormats(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := newRepo(t)
-			t.Setenv(AuthorEnv, "Rig Bot <bot@example.com>")
 			for _, f := range []string{"a/first.txt", "results/x/zz.txt", "results/y/a.txt", "z/last.txt"} {
 				writeFile(t, filepath.Join(dir, filepath.FromSlash(f)), f+"\n")
 			}
@@ -79,6 +78,7 @@ func TestCommit_indexFormats(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			g.Author = "Rig Bot <bot@example.com>"
 			oldPath := filepath.Join(dir, "results", "x", "20260508T032753Z-0001.json")
 			writeFile(t, oldPath, `{"id": "20260508T032753Z-0001"}`+"\n")
 			gitCLI(t, dir, "add", ".")

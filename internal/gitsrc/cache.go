@@ -8,10 +8,6 @@ import (
 	"strings"
 )
 
-// CacheDir returns rigor's cache directory from the process environment
-// (see [CacheDirFrom]).
-func CacheDir() string { return CacheDirFrom(os.Getenv) }
-
 // CacheDirFrom returns rigor's cache directory from an environment:
 // $RIGOR_CACHE if set, else $XDG_CACHE_HOME/rigor if XDG_CACHE_HOME is an
 // absolute path, else ~/.cache/rigor. Without a home directory it falls

@@ -1,6 +1,7 @@
 package gitsrc
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -24,8 +25,8 @@ func TestCacheDir(t *testing.T) {
 		t.Setenv("HOME", home)
 		t.Setenv("RIGOR_CACHE", tt.rigor)
 		t.Setenv("XDG_CACHE_HOME", tt.xdg)
-		if got := CacheDir(); got != tt.want {
-			t.Errorf("CacheDir() with RIGOR_CACHE=%q XDG_CACHE_HOME=%q = %q, want %q", tt.rigor, tt.xdg, got, tt.want)
+		if got := CacheDirFrom(os.Getenv); got != tt.want {
+			t.Errorf("CacheDirFrom with RIGOR_CACHE=%q XDG_CACHE_HOME=%q = %q, want %q", tt.rigor, tt.xdg, got, tt.want)
 		}
 	}
 }

@@ -46,7 +46,8 @@ const ConnectTimeout = 10 * time.Second
 
 // Options configure [Resolve], [EnsureMirror] and [Fetch].
 type Options struct {
-	// Cache is rigor's cache directory; "" means [CacheDir]().
+	// Cache is rigor's cache directory; it must be set (internal/cli
+	// reads RIGOR_CACHE, see [CacheDirFrom]).
 	Cache string
 	// Offline forbids the network: only mirrors already in Cache are used.
 	Offline bool
@@ -74,14 +75,14 @@ type Move struct {
 	Old, New string
 }
 
-func (o Options) withDefaults() Options {
+func (o Options) withDefaults() (Options, error) {
 	if o.Cache == "" {
-		o.Cache = CacheDir()
+		return o, errors.New("git source: no cache directory (Options.Cache is empty)")
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	return o
+	return o, nil
 }
 
 // mirrorRefSpecs fetch every branch and tag of the remote into the mirror
@@ -140,7 +141,10 @@ func EnsureMirror(ctx context.Context, url string, opts Options) (string, error)
 }
 
 func ensureMirror(ctx context.Context, url string, opts Options) (string, error) {
-	opts = opts.withDefaults()
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return "", err
+	}
 	url, ep, err := canonicalURL(url)
 	if err != nil {
 		return "", err
@@ -171,7 +175,10 @@ func Fetch(ctx context.Context, url string, opts Options) error {
 }
 
 func fetch(ctx context.Context, url string, opts Options) error {
-	opts = opts.withDefaults()
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return err
+	}
 	url, ep, err := canonicalURL(url)
 	if err != nil {
 		return err

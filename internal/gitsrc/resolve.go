@@ -60,7 +60,10 @@ func Resolve(ctx context.Context, url, ref string, opts Options) (Resolution, er
 }
 
 func resolve(ctx context.Context, url, ref string, opts Options) (Resolution, error) {
-	opts = opts.withDefaults()
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return Resolution{}, err
+	}
 	raw := url // with its credentials, for the fetches
 	url, ep, err := canonicalURL(url)
 	if err != nil {

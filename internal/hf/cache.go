@@ -7,13 +7,12 @@ import (
 	"strings"
 )
 
-// CacheDir returns the hub cache directory as huggingface_hub computes it:
+// CacheDirFrom returns the hub cache directory of an environment as
+// huggingface_hub computes it:
 // $HF_HUB_CACHE, else the legacy $HUGGINGFACE_HUB_CACHE, else
 // $HF_HOME/hub, where HF_HOME defaults to $XDG_CACHE_HOME/huggingface and
 // then ~/.cache/huggingface. A leading "~/" is expanded.
-func CacheDir() (string, error) { return cacheDir(os.Getenv) }
-
-func cacheDir(getenv func(string) string) (string, error) {
+func CacheDirFrom(getenv func(string) string) (string, error) {
 	for _, k := range []string{"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"} {
 		if v := getenv(k); v != "" {
 			return expandHome(v, getenv)

@@ -144,10 +144,6 @@ func NewClient(opts ClientOptions) *Client {
 	return c
 }
 
-// FromEnv returns a client configured from the environment, as
-// huggingface_hub reads it; see [OptionsFromEnv].
-func FromEnv() *Client { return NewClient(OptionsFromEnv(os.Getenv)) }
-
 // OptionsFromEnv reads HF_ENDPOINT, HF_TOKEN (else the file named by
 // HF_TOKEN_PATH, else $HF_HOME/token), HF_HUB_OFFLINE or
 // TRANSFORMERS_OFFLINE (1/ON/YES/TRUE), and the larger of

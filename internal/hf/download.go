@@ -23,7 +23,8 @@ import (
 
 // DownloadOptions configures [Client.Download].
 type DownloadOptions struct {
-	// CacheDir is the hub cache to download into; "" means [CacheDir]().
+	// CacheDir is the hub cache to download into; it must be set
+	// (internal/cli reads it, see [CacheDirFrom]).
 	CacheDir string
 	// Revision is the branch or tag the commit was resolved from; ""
 	// means "main", as huggingface_hub defaults it. When the hub says the
@@ -81,10 +82,7 @@ func (c *Client) Download(ctx context.Context, repo, commit string, files []File
 	}
 	cache := opts.CacheDir
 	if cache == "" {
-		var err error
-		if cache, err = CacheDir(); err != nil {
-			return err
-		}
+		return fmt.Errorf("downloading %s: no hub cache directory (DownloadOptions.CacheDir is empty)", repo)
 	}
 	for _, f := range files {
 		if err := validFilePath(f.Path); err != nil {

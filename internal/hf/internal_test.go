@@ -182,9 +182,9 @@ func TestCacheDir(t *testing.T) {
 		{map[string]string{"HOME": "/home/u", "HF_HOME": "/hf", "HUGGINGFACE_HUB_CACHE": "/legacy", "HF_HUB_CACHE": "/hub"}, "/hub"},
 	}
 	for _, tt := range tests {
-		got, err := cacheDir(func(k string) string { return tt.env[k] })
+		got, err := CacheDirFrom(func(k string) string { return tt.env[k] })
 		if err != nil || got != tt.want {
-			t.Errorf("cacheDir(%v) = %q, %v, want %q", tt.env, got, err, tt.want)
+			t.Errorf("CacheDirFrom(%v) = %q, %v, want %q", tt.env, got, err, tt.want)
 		}
 	}
 	if got, want := SnapshotPath("/c", "unsloth/M-GGUF", "abc", "Q4/x.gguf"), "/c/models--unsloth--M-GGUF/snapshots/abc/Q4/x.gguf"; got != want {

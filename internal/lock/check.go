@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 
-	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -25,25 +24,17 @@ type Stale struct {
 
 // CheckOptions configure [CheckWith].
 type CheckOptions struct {
-	// Cache is rigor's cache (for the stat-keyed hash cache); "" means
-	// gitsrc.CacheDir().
+	// Cache is rigor's cache (for the stat-keyed hash cache); "" hashes
+	// every file again.
 	Cache string
 }
 
-// Check compares the lockfiles of set's module with its experiments,
+// CheckWith compares the lockfiles of set's module with its experiments,
 // without the network, and returns the experiments whose lock is missing
 // or stale, in set order. Local model files and prebuilt binaries are
 // verified through the stat cache: a file whose size, mtime or inode
 // changed is hashed again.
-func Check(set *spec.Set) []Stale {
-	return CheckWith(set, CheckOptions{})
-}
-
-// CheckWith is [Check] with options.
 func CheckWith(set *spec.Set, opts CheckOptions) []Stale {
-	if opts.Cache == "" {
-		opts.Cache = gitsrc.CacheDir()
-	}
 	c := &checker{root: set.Root, hasher: &Hasher{Cache: opts.Cache}, files: map[string]*File{}, errs: map[string]error{}, sums: map[string]sumResult{}}
 	var out []Stale
 	for _, x := range set.Experiments {

@@ -140,6 +140,9 @@ type LockResult struct {
 // changes. A lockfile that cannot be read stops everything before any
 // resolution: it is returned as the error.
 func (r *Resolver) Lock(ctx context.Context, set *spec.Set, rigorVersion string) (*LockResult, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
 	byPkg := map[string][]*spec.Experiment{}
 	var pkgs []string
 	for _, x := range set.Experiments {

@@ -65,6 +65,9 @@ func (d Drift) String() string {
 // experiment and input, and an *[InputError] for each upstream that could
 // not be asked. The resolver must not be offline.
 func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, int, []error) {
+	if r.err != nil {
+		return nil, 0, []error{r.err}
+	}
 	if r.opts.Offline || r.hf.Offline() {
 		return nil, 0, []error{errors.New("checking upstreams: offline (--offline or HF_HUB_OFFLINE) forbids the network")}
 	}

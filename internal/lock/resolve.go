@@ -79,15 +79,17 @@ type Options struct {
 	// Root is the module root; patch and relative local paths are
 	// relative to it.
 	Root string
-	// HF is the hub client; nil means hf.FromEnv().
+	// HF is the hub client; nil means one with the hub's defaults and no
+	// credentials.
 	HF *hf.Client
 	// HFToken is the token the hub client sends (HF_TOKEN), used to prove
 	// access to a gated repo's files. It is never written anywhere.
 	HFToken string
-	// HFCache is the hub cache; "" means hf.CacheDir().
+	// HFCache is the hub cache; "" means none (offline hub models cannot
+	// be resolved).
 	HFCache string
 	// Cache is rigor's cache (git mirrors, synthetic models, the hash
-	// cache); "" means gitsrc.CacheDir().
+	// cache); it must be set (internal/cli reads RIGOR_CACHE).
 	Cache string
 	// GitTimeout bounds each git network operation; 0 means gitsrc's
 	// default.
@@ -121,6 +123,7 @@ type Options struct {
 // concurrent use.
 type Resolver struct {
 	opts    Options
+	err     error // a configuration error every method returns
 	hf      *hf.Client
 	hfCache string
 	hasher  *Hasher
@@ -141,16 +144,13 @@ type call struct {
 func NewResolver(opts Options) *Resolver {
 	r := &Resolver{opts: opts, memo: map[string]*call{}}
 	if r.opts.Cache == "" {
-		r.opts.Cache = gitsrc.CacheDir()
+		r.err = errors.New("locking: no cache directory (Options.Cache is empty)")
 	}
 	r.hf = opts.HF
 	if r.hf == nil {
-		r.hf = hf.FromEnv()
+		r.hf = hf.NewClient(hf.ClientOptions{})
 	}
 	r.hfCache = opts.HFCache
-	if r.hfCache == "" {
-		r.hfCache, _ = hf.CacheDir()
-	}
 	if r.opts.Concurrency <= 0 {
 		r.opts.Concurrency = DefaultConcurrency
 	}
@@ -236,6 +236,9 @@ func (e *InputError) Hint() string {
 // hashed again (cheaply, through the stat cache). The errors of every
 // input that failed are returned joined, each an *[InputError].
 func (r *Resolver) Resolve(ctx context.Context, x *spec.Experiment, old *Entry) (*Entry, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
 	if x.Broken || len(x.Points) == 0 {
 		return nil, &InputError{ID: x.ID, Input: "spec", Err: errors.New("the experiment has errors; run 'rigor vet'")}
 	}

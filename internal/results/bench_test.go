@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/rigorbench/rigor/internal/gitrepo"
 )
 
 // fillStore writes n realistic records (the shape of testRun, about 3 KB
@@ -83,7 +81,7 @@ func commitRepo(b *testing.B) (string, *Store) {
 // Compare with BenchmarkGitCLICommit10000.
 func BenchmarkCommit10000(b *testing.B) {
 	_, s := commitRepo(b)
-	b.Setenv(gitrepo.AuthorEnv, "Bench <bench@example.com>")
+	s.Author = "Bench <bench@example.com>"
 	ctx := context.Background()
 	i := 0
 	var cpu time.Duration
@@ -161,7 +159,7 @@ func TestMeasureCommit(t *testing.T) {
 		t.Skip("RIGOR_MEASURE_COMMIT is not set")
 	}
 	s := Open(dir)
-	t.Setenv(gitrepo.AuthorEnv, "Bench <bench@example.com>")
+	s.Author = "Bench <bench@example.com>"
 	var walls, cpus []time.Duration
 	for i := range 5 {
 		start := time.Now().UTC().Add(time.Duration(i) * time.Second)

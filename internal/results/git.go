@@ -14,7 +14,14 @@ import (
 // The store's records in git: commits and reads at a revision go through
 // internal/gitrepo; what is here decides which files are records.
 
-func (s *Store) openRepo() (*gitrepo.Repo, error) { return gitrepo.Open(s.Root, s.Dir) }
+func (s *Store) openRepo() (*gitrepo.Repo, error) {
+	g, err := gitrepo.Open(s.Root, s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	g.Author, g.Scrubber = s.Author, s.Scrubber
+	return g, nil
+}
 
 // Commit commits the given files (directories stand for the files under
 // them) in the git repository that holds the store, and returns the new

@@ -52,8 +52,8 @@ func newRepo(t testing.TB) string {
 
 func TestStore_Commit(t *testing.T) {
 	dir := newRepo(t)
-	t.Setenv(gitrepo.AuthorEnv, "Rig Bot <bot@example.com>")
 	s := Open(dir)
+	s.Author = "Rig Bot <bot@example.com>"
 	ctx := context.Background()
 
 	// Something the user staged must stay staged and uncommitted.
@@ -122,7 +122,6 @@ func TestStore_Commit_firstCommitAndConfigAuthor(t *testing.T) {
 	gitCLI(t, dir, "init", "-q", "-b", "trunk")
 	gitCLI(t, dir, "config", "user.name", "Ada Bench")
 	gitCLI(t, dir, "config", "user.email", "ada@example.com")
-	t.Setenv(gitrepo.AuthorEnv, "")
 	s := Open(dir)
 	rec, err := s.Write(testRun("20260508T032753Z-0001", "a/b", t0, 1, 2, 3), nil)
 	if err != nil {
@@ -161,11 +160,11 @@ func TestStore_Commit_errors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(gitrepo.AuthorEnv, "no email")
+	s.Author = "no email"
 	if _, err := s.Commit(ctx, []string{rec}, "x"); err == nil || !strings.Contains(err.Error(), `RIGOR_GIT_AUTHOR="no email": want "Name <email>"`) {
 		t.Errorf("Commit with a bad author = %v", err)
 	}
-	t.Setenv(gitrepo.AuthorEnv, "")
+	s.Author = ""
 
 	// A path outside the repository.
 	outside := filepath.Join(t.TempDir(), "x.json")
@@ -208,7 +207,6 @@ func chmodAll(t testing.TB, dir string, mode os.FileMode) {
 // after the other, and the repository stays sound.
 func TestStore_Commit_concurrent(t *testing.T) {
 	dir := newRepo(t)
-	t.Setenv(gitrepo.AuthorEnv, "")
 	s := Open(dir)
 	const n = 6
 	var wg sync.WaitGroup

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/rigorbench/rigor/internal/gitrepo"
 )
 
 // TestRecorder: records of an experiment with uncommitted inputs say so,
@@ -16,8 +14,9 @@ import (
 // and a second Commit has nothing to do.
 func TestRecorder(t *testing.T) {
 	dir := newRepo(t)
-	t.Setenv(gitrepo.AuthorEnv, "Rig Bot <bot@example.com>")
-	rec := &Recorder{Store: Open(dir), Dirty: map[string][]string{"a/b": {"experiments/a/b.cue"}}}
+	store := Open(dir)
+	store.Author = "Rig Bot <bot@example.com>"
+	rec := &Recorder{Store: store, Dirty: map[string][]string{"a/b": {"experiments/a/b.cue"}}}
 	ctx := context.Background()
 	p1, err := rec.Record(testRun("20260508T032753Z-0001", "a/b", t0, 1), map[string][]byte{"stdout": []byte("[]\n")})
 	if err != nil {

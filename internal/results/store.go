@@ -64,6 +64,11 @@ type Store struct {
 	// variable's keyed fingerprint instead of plain [Redacted]
 	// ([RedactWith]); see [LoadFingerprinter].
 	Fingerprinter *Fingerprinter
+	// Author and Scrubber configure the commits ([gitrepo.Repo]): the
+	// value of RIGOR_GIT_AUTHOR, and the environment's secrets to keep out
+	// of commit messages.
+	Author   string
+	Scrubber *redact.Scrubber
 }
 
 // Open returns the store of the module at root. It touches nothing on

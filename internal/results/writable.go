@@ -52,21 +52,12 @@ func (s *Store) CheckWritable(experiment string) error {
 	return nil
 }
 
-// FallbackDir is where [Fallback] keeps records that could not be written
-// to the module: $RIGOR_FALLBACK_DIR, else rigor-unsaved-<uid> under the
-// system's temporary directory.
-func FallbackDir() string {
-	if d := os.Getenv("RIGOR_FALLBACK_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("rigor-unsaved-%d", os.Getuid()))
-}
-
-// Fallback returns a store in [FallbackDir], for a record whose write to
-// the module failed after the run: [Store.Write] on it redacts and writes
-// as in the module (<dir>/<experiment>/<run id>.json), and the error for
-// the user names the path it returns.
-func Fallback() *Store {
-	d := FallbackDir()
-	return &Store{Root: d, Dir: d}
+// Fallback returns a store in dir (RIGOR_FALLBACK_DIR, else
+// rigor-unsaved-<uid> under the system's temporary directory: internal/cli
+// decides), for a record whose write to the module failed after the run:
+// [Store.Write] on it redacts and writes as in the module
+// (<dir>/<experiment>/<run id>.json), and the error for the user names the
+// path it returns.
+func Fallback(dir string) *Store {
+	return &Store{Root: dir, Dir: dir}
 }

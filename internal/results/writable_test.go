@@ -40,10 +40,9 @@ func TestStore_CheckWritable(t *testing.T) {
 
 func TestFallback(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("RIGOR_FALLBACK_DIR", dir)
 	r := testRun("20260508T032753Z-3f9a", "m/x", t0, 1, 2, 3)
 	r.Processes[0].Env["HF_TOKEN"] = "hf_secretvalue123"
-	path, err := Fallback().Write(r, map[string][]byte{"out.txt": []byte("token hf_secretvalue123")})
+	path, err := Fallback(dir).Write(r, map[string][]byte{"out.txt": []byte("token hf_secretvalue123")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,8 +33,8 @@ type JobStatus struct {
 
 // RefreshOptions say which batches [Refresh] reads and where it reports.
 type RefreshOptions struct {
-	// Root is the module's root.
-	Root    string
+	// Store is the module's results store, configured for its commits.
+	Store   *results.Store
 	Batches []*Batch
 	// Tail is the number of output lines kept for a job that ended
 	// without recording a run.
@@ -56,10 +56,10 @@ func Refresh(ctx context.Context, o RefreshOptions) ([]JobStatus, error) {
 	if e.Warn == nil {
 		e.Warn = func([]error) {}
 	}
-	store := results.Open(o.Root)
+	store := o.Store
 	client := &Client{}
 	var rows []JobStatus
-	root, tail := o.Root, o.Tail
+	root, tail := o.Store.Root, o.Tail
 	for _, b := range o.Batches {
 		res := make([]*TaskResult, len(b.Tasks))
 		settled := true
