@@ -163,6 +163,9 @@ type Request struct {
 	Cache string
 	// Offline forbids network access.
 	Offline bool
+	// Getenv reads rigor's environment (a served endpoint's API key by
+	// the name the experiment gives); nil reads nothing.
+	Getenv func(string) (string, bool)
 	// Rebuild discards a cached build and builds again.
 	Rebuild bool
 	// Jobs bounds parallel compile jobs; 0 means the number of CPUs.

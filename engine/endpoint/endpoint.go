@@ -21,7 +21,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -67,7 +66,7 @@ func (Engine) PrepareServer(ctx context.Context, req engine.Request) (*engine.Pr
 		return nil, &Error{Msg: req.Experiment.ID + ": " + msg, hint: hint}
 	}
 	keyEnv := APIKeyEnv(&s)
-	key, err := Key(keyEnv)
+	key, err := Key(req.Getenv, keyEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -96,13 +95,18 @@ func APIKeyEnv(s *spec.Spec) string {
 	return v
 }
 
-// Key reads the API key from the variable name; no name means no key.
-// The error names the variable, never a value.
-func Key(name string) (string, error) {
+// Key reads the API key from the variable name through getenv (nil reads
+// nothing); no name means no key. The error names the variable, never a
+// value.
+func Key(getenv func(string) (string, bool), name string) (string, error) {
 	if name == "" {
 		return "", nil
 	}
-	v, ok := os.LookupEnv(name)
+	var v string
+	var ok bool
+	if getenv != nil {
+		v, ok = getenv(name)
+	}
 	if !ok || v == "" {
 		state := "is not set"
 		if ok {

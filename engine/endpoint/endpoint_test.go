@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -109,7 +110,7 @@ func TestConformance(t *testing.T) {
 		Success:          engine.Finished{Outputs: outs},
 		CrashAfterOutput: engine.Finished{Outputs: outs, ExitCode: 139, Signaled: true, Stderr: []byte("SIGSEGV\n")},
 		Prepare: func(t *testing.T) engine.Request {
-			return engine.Request{Experiment: withURL(t, srv.URL).Experiment, Lock: &lock.Entry{}}
+			return engine.Request{Experiment: withURL(t, srv.URL).Experiment, Lock: &lock.Entry{}, Getenv: os.LookupEnv}
 		},
 	})
 }
@@ -121,7 +122,7 @@ func TestPrepare(t *testing.T) {
 	var hits atomic.Int64
 	srv := server(t, &hits)
 	e := serve.Wrap(endpoint.Engine{})
-	req := engine.Request{Experiment: withURL(t, srv.URL).Experiment, Lock: &lock.Entry{}}
+	req := engine.Request{Experiment: withURL(t, srv.URL).Experiment, Lock: &lock.Entry{}, Getenv: os.LookupEnv}
 	t.Setenv("RIGOR_TEST_EP_KEY", "")
 	_, err := e.Prepare(context.Background(), req)
 	if err == nil || !strings.Contains(err.Error(), "RIGOR_TEST_EP_KEY") {
@@ -145,7 +146,7 @@ func TestPrepare(t *testing.T) {
 	gone := httptest.NewServer(http.NotFoundHandler())
 	u := gone.URL
 	gone.Close()
-	_, err = e.Prepare(context.Background(), engine.Request{Experiment: withURL(t, u).Experiment, Lock: &lock.Entry{}})
+	_, err = e.Prepare(context.Background(), engine.Request{Experiment: withURL(t, u).Experiment, Lock: &lock.Entry{}, Getenv: os.LookupEnv})
 	var he interface{ Hint() string }
 	if err == nil || !strings.Contains(err.Error(), "unreachable") || !strings.Contains(err.Error(), u) {
 		t.Fatalf("Prepare of a closed server: %v, want unreachable naming %s", err, u)
@@ -204,7 +205,7 @@ func TestPrepare_warnings(t *testing.T) {
 	p := withURL(t, srv.URL)
 	x := *p.Experiment
 	x.Spec.Model.Name = "llama-70b"
-	got, err := serve.Wrap(endpoint.Engine{}).Prepare(context.Background(), engine.Request{Experiment: &x, Lock: &lock.Entry{}})
+	got, err := serve.Wrap(endpoint.Engine{}).Prepare(context.Background(), engine.Request{Experiment: &x, Lock: &lock.Entry{}, Getenv: os.LookupEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestPrepare_warnings(t *testing.T) {
 
 	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
 	defer tlsSrv.Close()
-	_, err = serve.Wrap(endpoint.Engine{}).Prepare(context.Background(), engine.Request{Experiment: withURL(t, tlsSrv.URL).Experiment, Lock: &lock.Entry{}})
+	_, err = serve.Wrap(endpoint.Engine{}).Prepare(context.Background(), engine.Request{Experiment: withURL(t, tlsSrv.URL).Experiment, Lock: &lock.Entry{}, Getenv: os.LookupEnv})
 	h, ok := err.(interface{ Hint() string })
 	if !ok || !strings.Contains(h.Hint(), "SSL_CERT_FILE") {
 		t.Errorf("an untrusted certificate: %v, want a hint naming SSL_CERT_FILE", err)

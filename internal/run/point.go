@@ -31,7 +31,8 @@ type Runner struct {
 	Cache string
 	// HFCache is the Hugging Face hub cache (models--org--name/…).
 	HFCache string
-	// Getenv reads the caller's environment (os.LookupEnv).
+	// Getenv reads the caller's environment (internal/cli passes
+	// os.LookupEnv); nil reads nothing.
 	Getenv func(string) (string, bool)
 	// Rig is the machine, recorded with every run.
 	Rig *rig.Rig
@@ -136,7 +137,7 @@ func (r *Runner) Prepare(ctx context.Context, x *spec.Experiment, entry *lock.En
 
 // request is what the engine of an experiment is prepared from.
 func (r *Runner) request(x *spec.Experiment, entry *lock.Entry) engine.Request {
-	return engine.Request{Experiment: x, Lock: entry, Root: r.Root, Cache: r.Cache, Offline: r.Offline,
+	return engine.Request{Experiment: x, Lock: entry, Root: r.Root, Cache: r.Cache, Offline: r.Offline, Getenv: r.Getenv,
 		Rebuild: r.Rebuild, Jobs: r.Jobs, Progress: r.Progress, BuildProgress: r.BuildProgress, BuildLog: r.BuildLog}
 }
 
@@ -406,7 +407,7 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 	}
 	getenv := r.Getenv
 	if getenv == nil {
-		getenv = os.LookupEnv
+		getenv = func(string) (string, bool) { return "", false }
 	}
 	env, passed := Environment(getenv, nil, x.Spec.PassEnv)
 	// Secrets a plan asks for (an endpoint's API key) reach only the
