@@ -56,84 +56,18 @@ func (c *importCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	set, err := e.loadSet(nil)
+	opts, err := c.options(e, root)
 	if err != nil {
 		return err
 	}
-	ids, _ := spec.AllIDs(root)
-	var exps []*spec.Experiment
-	for _, x := range set.Experiments {
-		if !x.Broken {
-			exps = append(exps, x)
-			continue
-		}
-		if want, _ := spec.SplitPointID(c.Experiment); want == x.ID {
-			return withHint(fmt.Errorf("%s has errors", x.ID), "fix them first: 'rigor vet "+x.ID+"'")
-		}
-	}
-	if c.Experiment != "" {
-		if err := spec.ValidatePattern(c.Experiment); err != nil {
-			return err
-		}
-	}
-	opts := interop.ImportOptions{Format: c.Format, Experiment: c.Experiment, Experiments: exps, IDs: ids, Now: time.Now().UTC().Truncate(time.Second)}
 	store := e.store(root)
-	var all []interop.Imported
-	var from []string // the file each of all came from
-	for _, f := range c.Files {
-		// Read in bounded memory; what is not JSON fails from its first
-		// bytes.
-		data, err := interop.ReadFile(f)
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return fmt.Errorf("importing %s: %w", f, pe.Err)
-		} else if err != nil {
-			return importHint(&interop.FileError{File: f, Err: err})
-		}
-		out, err := interop.Import(recordedPath(root, e.wd, f), data, opts)
-		if err != nil {
-			// Errors name the file as the user gave it.
-			if fe := (*interop.FileError)(nil); errors.As(err, &fe) {
-				fe.File = f
-			}
-			return importHint(err)
-		}
-		for _, im := range out {
-			all = append(all, im)
-			from = append(from, f)
-		}
+	all, from, err := c.read(e, root, opts)
+	if err != nil {
+		return err
 	}
-	// What was imported before into the experiments these runs go to, by
-	// source hash and label, from the results index (a stat per record of
-	// those experiments, no decoding): the check costs the same in a
-	// repository of a hundred records or of a hundred thousand.
-	var experiments []string
-	for _, im := range all {
-		experiments = append(experiments, im.Run.Experiment)
-	}
-	done := map[string]string{}
-	if len(experiments) > 0 {
-		var err error
-		if done, _, err = store.Imported(experiments...); err != nil {
-			return err
-		}
-	}
-	var todo []interop.Imported
-	skipped := 0
-	for i, im := range all {
-		key := im.Run.Provenance.SHA256 + "\x00" + im.Run.Provenance.Label
-		if prev, ok := done[key]; ok {
-			what := im.Run.Provenance.Label
-			if what == "" {
-				what = "the record"
-			}
-			fmt.Fprintf(e.stderr, "rigor: skipping %q of %s: already imported as %s\n", what, from[i], prev)
-			skipped++
-			continue
-		}
-		done[key] = filepath.ToSlash(filepath.Join(results.Dir, im.Run.Experiment, im.Run.ID+".json"))
-		im.Run.RigorVersion = Version
-		todo = append(todo, im)
+	todo, skipped, err := notImported(e, store, all, from)
+	if err != nil {
+		return err
 	}
 	var outs []importedOut
 	rec := &results.Recorder{Store: store}
@@ -162,14 +96,113 @@ func (c *importCmd) Run(e *env) error {
 			commitErr = notCommitted("the imported records are", err)
 		}
 	}
+	if err := c.print(e, outs, skipped); err != nil {
+		return err
+	}
+	return commitErr
+}
+
+// options are the import's options: the experiments of the module that
+// records may go to, and the ids they may take.
+func (c *importCmd) options(e *env, root string) (interop.ImportOptions, error) {
+	set, err := e.loadSet(nil)
+	if err != nil {
+		return interop.ImportOptions{}, err
+	}
+	ids, _ := spec.AllIDs(root)
+	var exps []*spec.Experiment
+	for _, x := range set.Experiments {
+		if !x.Broken {
+			exps = append(exps, x)
+			continue
+		}
+		if want, _ := spec.SplitPointID(c.Experiment); want == x.ID {
+			return interop.ImportOptions{}, withHint(fmt.Errorf("%s has errors", x.ID), "fix them first: 'rigor vet "+x.ID+"'")
+		}
+	}
+	if c.Experiment != "" {
+		if err := spec.ValidatePattern(c.Experiment); err != nil {
+			return interop.ImportOptions{}, err
+		}
+	}
+	return interop.ImportOptions{Format: c.Format, Experiment: c.Experiment, Experiments: exps, IDs: ids, Now: time.Now().UTC().Truncate(time.Second)}, nil
+}
+
+// read reads and converts every file, and returns the runs with the file
+// each came from.
+func (c *importCmd) read(e *env, root string, opts interop.ImportOptions) ([]interop.Imported, []string, error) {
+	var all []interop.Imported
+	var from []string // the file each of all came from
+	for _, f := range c.Files {
+		// Read in bounded memory; what is not JSON fails from its first
+		// bytes.
+		data, err := interop.ReadFile(f)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, nil, fmt.Errorf("importing %s: %w", f, pe.Err)
+		} else if err != nil {
+			return nil, nil, importHint(&interop.FileError{File: f, Err: err})
+		}
+		out, err := interop.Import(recordedPath(root, e.wd, f), data, opts)
+		if err != nil {
+			// Errors name the file as the user gave it.
+			if fe := (*interop.FileError)(nil); errors.As(err, &fe) {
+				fe.File = f
+			}
+			return nil, nil, importHint(err)
+		}
+		for _, im := range out {
+			all = append(all, im)
+			from = append(from, f)
+		}
+	}
+	return all, from, nil
+}
+
+// notImported leaves out the runs imported before into the experiments
+// they go to, by source hash and label, from the results index (a stat
+// per record of those experiments, no decoding): the check costs the same
+// in a repository of a hundred records or of a hundred thousand. It
+// returns the runs to import and how many were left out.
+func notImported(e *env, store *results.Store, all []interop.Imported, from []string) ([]interop.Imported, int, error) {
+	var experiments []string
+	for _, im := range all {
+		experiments = append(experiments, im.Run.Experiment)
+	}
+	done := map[string]string{}
+	if len(experiments) > 0 {
+		var err error
+		if done, _, err = store.Imported(experiments...); err != nil {
+			return nil, 0, err
+		}
+	}
+	var todo []interop.Imported
+	skipped := 0
+	for i, im := range all {
+		key := im.Run.Provenance.SHA256 + "\x00" + im.Run.Provenance.Label
+		if prev, ok := done[key]; ok {
+			what := im.Run.Provenance.Label
+			if what == "" {
+				what = "the record"
+			}
+			fmt.Fprintf(e.stderr, "rigor: skipping %q of %s: already imported as %s\n", what, from[i], prev)
+			skipped++
+			continue
+		}
+		done[key] = filepath.ToSlash(filepath.Join(results.Dir, im.Run.Experiment, im.Run.ID+".json"))
+		im.Run.RigorVersion = Version
+		todo = append(todo, im)
+	}
+	return todo, skipped, nil
+}
+
+// print lists the runs imported (as JSON with --json) and counts them.
+func (c *importCmd) print(e *env, outs []importedOut, skipped int) error {
 	if c.JSON {
 		if outs == nil {
 			outs = []importedOut{}
 		}
-		if err := e.printJSON(outs); err != nil {
-			return err
-		}
-		return commitErr
+		return e.printJSON(outs)
 	}
 	for _, o := range outs {
 		line := o.Path + "\t" + o.Status
@@ -187,7 +220,7 @@ func (c *importCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, " (%d already imported)", skipped)
 	}
 	fmt.Fprintln(e.stderr)
-	return commitErr
+	return nil
 }
 
 // recordedPath is the path an import records: relative to the module root

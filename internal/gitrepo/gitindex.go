@@ -106,30 +106,9 @@ func spliceIndex(w io.Writer, data []byte, entries []*index.Entry) error {
 	}
 	pieces = append(pieces, piece{from: copyFrom, to: entriesEnd, entry: -1})
 
-	// The extensions to keep.
-	var keep [][]byte
-	for ext := body[entriesEnd:]; len(ext) > 0; {
-		if len(ext) < 8 {
-			return errors.New("truncated index extension")
-		}
-		sig := string(ext[:4])
-		size := int(binary.BigEndian.Uint32(ext[4:8]))
-		if 8+size > len(ext) {
-			return fmt.Errorf("truncated index extension %q", sig)
-		}
-		switch {
-		case sig == "REUC" || sig == "link":
-			// A split index's link (the shared index and its
-			// deleted and replaced entries) stands: the new entries
-			// are added to the split index, where git lets them
-			// replace the shared index's entries of the same path.
-			keep = append(keep, ext[:8+size])
-		case sig == "sdir" || sig[0] < 'A' || sig[0] > 'Z':
-			// A split or sparse index, or an extension git requires
-			// to be understood.
-			return errSpliceUnsupported
-		}
-		ext = ext[8+size:]
+	keep, err := keptExtensions(body[entriesEnd:])
+	if err != nil {
+		return err
 	}
 
 	h := sha1.New()
@@ -150,8 +129,39 @@ func spliceIndex(w io.Writer, data []byte, entries []*index.Entry) error {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	_, err := w.Write(h.Sum(nil))
+	_, err = w.Write(h.Sum(nil))
 	return err
+}
+
+// keptExtensions returns the extensions of an index (the bytes after its
+// entries) that a splice keeps, or errSpliceUnsupported for one it cannot
+// keep.
+func keptExtensions(ext []byte) ([][]byte, error) {
+	var keep [][]byte
+	for len(ext) > 0 {
+		if len(ext) < 8 {
+			return nil, errors.New("truncated index extension")
+		}
+		sig := string(ext[:4])
+		size := int(binary.BigEndian.Uint32(ext[4:8]))
+		if 8+size > len(ext) {
+			return nil, fmt.Errorf("truncated index extension %q", sig)
+		}
+		switch {
+		case sig == "REUC" || sig == "link":
+			// A split index's link (the shared index and its
+			// deleted and replaced entries) stands: the new entries
+			// are added to the split index, where git lets them
+			// replace the shared index's entries of the same path.
+			keep = append(keep, ext[:8+size])
+		case sig == "sdir" || sig[0] < 'A' || sig[0] > 'Z':
+			// A split or sparse index, or an extension git requires
+			// to be understood.
+			return nil, errSpliceUnsupported
+		}
+		ext = ext[8+size:]
+	}
+	return keep, nil
 }
 
 // encodeEntry returns the on-disk bytes of one version 2 entry, as
