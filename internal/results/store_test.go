@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/gitrepo/gittest"
 	"github.com/rigorbench/rigor/internal/rig"
 )
 
@@ -199,15 +200,7 @@ func TestLoad_errors(t *testing.T) {
 	}
 }
 
-func writeFile(t testing.TB, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+var writeFile = gittest.WriteFile
 
 func TestStore_List(t *testing.T) {
 	s := Open(t.TempDir())
