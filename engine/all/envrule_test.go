@@ -30,6 +30,7 @@ var envAllowed = map[string]string{
 	"internal/gitsrc/gitcli.go os.Environ":                "the environment is passed through to git (its GIT_* and locale variables removed)",
 	"engine/enginetest/enginetest.go os.Getenv":           "test support, not a library: CI=true turns a missing tool from a skip into a failure",
 	"engine/llamacpp/testengine/testengine.go os.Environ": "test support, not a library: the environment of the git that writes a test engine",
+	"internal/gitrepo/gittest/gittest.go os.Environ":      "test support, not a library: the environment of the git CLI that makes test repositories",
 	"engine/vllm/standin/standin.go os.Getenv":            "the stand-in engine's own main: its front door, as cmd/ is rigor's",
 }
 
