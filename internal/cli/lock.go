@@ -63,29 +63,9 @@ before; 'rigor lock --update engine ID' (or model) moves the pin.`
 }
 
 func (c *lockCmd) Run(e *env) error {
-	patterns, inputs := c.Args, []string(nil)
-	if c.Update {
-		patterns = nil
-		for _, a := range c.Args {
-			switch a {
-			case lock.InputEngine, lock.InputModel, lock.InputPatches, lock.InputAll:
-				inputs = append(inputs, a)
-			default:
-				patterns = append(patterns, a)
-			}
-		}
-	}
-	if c.Check && c.Update {
-		return withHint(errors.New("--check and --update exclude each other"), "run 'rigor lock --update' first, then 'rigor lock --check'")
-	}
-	if c.Online && !c.Check {
-		return withHint(errors.New("--online goes with --check"), "run 'rigor lock --check --online'")
-	}
-	if c.Commit && c.Check {
-		return withHint(errors.New("--commit and --check exclude each other"), "run 'rigor lock --commit', then 'rigor lock --check'")
-	}
-	if c.Online && c.Offline {
-		return withHint(errors.New("--online and --offline exclude each other"), "'rigor lock --check' alone needs no network")
+	patterns, inputs := c.args()
+	if err := c.checkFlags(); err != nil {
+		return err
 	}
 	set, err := e.loadSet(patterns)
 	if err != nil {
@@ -131,7 +111,52 @@ func (c *lockCmd) Run(e *env) error {
 		}
 		return err
 	}
-	token := opts.HFToken
+	if err := c.printResult(e, set, res, inputs, opts.HFToken); err != nil {
+		return err
+	}
+	if c.Commit {
+		return e.commitLockfiles(set, res.Changes)
+	}
+	return nil
+}
+
+// args splits the arguments: with --update, the inputs to re-resolve
+// (engine, model, patches, all) from the experiment patterns.
+func (c *lockCmd) args() (patterns, inputs []string) {
+	if !c.Update {
+		return c.Args, nil
+	}
+	for _, a := range c.Args {
+		switch a {
+		case lock.InputEngine, lock.InputModel, lock.InputPatches, lock.InputAll:
+			inputs = append(inputs, a)
+		default:
+			patterns = append(patterns, a)
+		}
+	}
+	return patterns, inputs
+}
+
+func (c *lockCmd) checkFlags() error {
+	if c.Check && c.Update {
+		return withHint(errors.New("--check and --update exclude each other"), "run 'rigor lock --update' first, then 'rigor lock --check'")
+	}
+	if c.Online && !c.Check {
+		return withHint(errors.New("--online goes with --check"), "run 'rigor lock --check --online'")
+	}
+	if c.Commit && c.Check {
+		return withHint(errors.New("--commit and --check exclude each other"), "run 'rigor lock --commit', then 'rigor lock --check'")
+	}
+	if c.Online && c.Offline {
+		return withHint(errors.New("--online and --offline exclude each other"), "'rigor lock --check' alone needs no network")
+	}
+	return nil
+}
+
+// printResult prints what the lock changed, what moved upstream and what
+// could not be resolved (the hub token redacted), or says that nothing
+// changed; unresolved inputs are the error.
+func (c *lockCmd) printResult(e *env, set *spec.Set, res *lock.LockResult, inputs []string, token string) error {
 	if c.JSON {
 		out := struct {
 			Changes []lock.Change `json:"changes"`
@@ -183,9 +208,6 @@ func (c *lockCmd) Run(e *env) error {
 		} else {
 			fmt.Fprintf(e.stderr, "rigor: %d %s locked and current: nothing changed ('rigor lock --update' re-resolves what moved upstream)\n", n, plural(n, "experiment is", "experiments are"))
 		}
-	}
-	if c.Commit {
-		return e.commitLockfiles(set, res.Changes)
 	}
 	return nil
 }
