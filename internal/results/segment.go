@@ -192,24 +192,8 @@ func decodeSegment(data []byte, dir string, detail bool) (seg *segment, ok bool)
 	if !found {
 		return nil, false
 	}
-	hf := splitTabs(head, nil)
-	if len(hf) < 8 || hf[0] != segmentMagic || hf[1] != strconv.Itoa(indexVersion) || unescapeField(hf[2]) != dir {
+	if seg, ok = decodeSegmentHead(head, dir); !ok {
 		return nil, false
-	}
-	var dk [5]int64
-	for i := range dk {
-		n, err := strconv.ParseInt(hf[3+i], 10, 64)
-		if err != nil {
-			return nil, false
-		}
-		dk[i] = n
-	}
-	if dk[4] < 0 || int64(len(hf)) != 8+dk[4] {
-		return nil, false
-	}
-	seg = &segment{Version: indexVersion, Dir: dir, DirKey: fileKey{Size: dk[0], Mtime: dk[1], Ctime: dk[2], Ino: uint64(dk[3])}}
-	for _, d := range hf[8:] {
-		seg.Subdirs = append(seg.Subdirs, field(d))
 	}
 	count := strings.Count(rest, "\n")
 	if count == 0 {
@@ -313,6 +297,31 @@ func decodeSegment(data []byte, dir string, detail bool) (seg *segment, ok bool)
 		sp := spans[i]
 		seg.Records[i].Name = all[sp.name[0]:sp.name[1]]
 		sums[i].ID = all[sp.id[0]:sp.id[1]]
+	}
+	return seg, true
+}
+
+// decodeSegmentHead parses a segment's first line: the magic, the
+// index version, the directory, its stat key and its subdirectories.
+func decodeSegmentHead(head, dir string) (*segment, bool) {
+	hf := splitTabs(head, nil)
+	if len(hf) < 8 || hf[0] != segmentMagic || hf[1] != strconv.Itoa(indexVersion) || unescapeField(hf[2]) != dir {
+		return nil, false
+	}
+	var dk [5]int64
+	for i := range dk {
+		n, err := strconv.ParseInt(hf[3+i], 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		dk[i] = n
+	}
+	if dk[4] < 0 || int64(len(hf)) != 8+dk[4] {
+		return nil, false
+	}
+	seg := &segment{Version: indexVersion, Dir: dir, DirKey: fileKey{Size: dk[0], Mtime: dk[1], Ctime: dk[2], Ino: uint64(dk[3])}}
+	for _, d := range hf[8:] {
+		seg.Subdirs = append(seg.Subdirs, field(d))
 	}
 	return seg, true
 }
