@@ -169,32 +169,7 @@ func (r *Resolver) Lock(ctx context.Context, set *spec.Set, rigorVersion string)
 		}
 	}
 
-	type result struct {
-		entry *Entry
-		err   error
-	}
-	results := make(map[*spec.Experiment]*result)
-	var mu sync.Mutex
-	sem := make(chan struct{}, r.opts.Concurrency)
-	var wg sync.WaitGroup
-	for _, x := range set.Experiments {
-		var old *Entry
-		if f := olds[x.Package]; f != nil {
-			old = f.Experiments[x.ID]
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			e, err := r.Resolve(ctx, x, old)
-			mu.Lock()
-			results[x] = &result{e, err}
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-
+	results := r.resolveAll(ctx, set, olds)
 	res := &LockResult{}
 	entries := map[string]*Entry{}
 	for x, rs := range results {
@@ -259,6 +234,39 @@ func (r *Resolver) Lock(ctx context.Context, set *spec.Set, rigorVersion string)
 		res.Written = append(res.Written, path.Join(Dir, pkg+Ext))
 	}
 	return res, nil
+}
+
+// resolved is one experiment's entry, or why it could not be resolved.
+type resolved struct {
+	entry *Entry
+	err   error
+}
+
+// resolveAll resolves every experiment of set, Concurrency at a time, from
+// its entry in the old lockfiles.
+func (r *Resolver) resolveAll(ctx context.Context, set *spec.Set, olds map[string]*File) map[*spec.Experiment]*resolved {
+	results := make(map[*spec.Experiment]*resolved)
+	var mu sync.Mutex
+	sem := make(chan struct{}, r.opts.Concurrency)
+	var wg sync.WaitGroup
+	for _, x := range set.Experiments {
+		var old *Entry
+		if f := olds[x.Package]; f != nil {
+			old = f.Experiments[x.ID]
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			e, err := r.Resolve(ctx, x, old)
+			mu.Lock()
+			results[x] = &resolved{e, err}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return results
 }
 
 // sameBytes reports whether nf encodes as old does (old's rigor version
