@@ -496,10 +496,20 @@ func (s *Store) Latest(f Filter) ([]*Run, []error, error) {
 			inv[normPoint(x.Point)] = x.Invocation
 		}
 	}
+	rounds := map[string][]*Summary{} // point → the other rounds of its latest invocation
 	for _, x := range sums {
 		if !chosen[x] && x.Invocation != "" && inv[normPoint(x.Point)] == x.Invocation {
-			pick = append(pick, x)
+			rounds[normPoint(x.Point)] = append(rounds[normPoint(x.Point)], x)
 		}
+	}
+	for _, x := range pick { // the range is of the latest runs only
+		more := rounds[normPoint(x.Point)]
+		if len(more)+1 > MaxRounds {
+			warnings = append(warnings, fmt.Errorf("point %s: its latest invocation %s has %d rounds; %d of them, evenly spaced in time and the latest included, are compared", x.Point, x.Invocation, len(more)+1, MaxRounds))
+			kept := sampleRounds(append(slices.Clone(more), x), MaxRounds)
+			more = slices.DeleteFunc(kept, func(y *Summary) bool { return y == x })
+		}
+		pick = append(pick, more...)
 	}
 	paths := make([]string, len(pick))
 	for i, x := range pick {
@@ -508,6 +518,31 @@ func (s *Store) Latest(f Filter) ([]*Run, []error, error) {
 	runs, more := loadAll(paths)
 	SortRuns(runs)
 	return runs, append(warnings, more...), nil
+}
+
+// MaxRounds bounds the rounds of one invocation [Store.Latest] reads per
+// point: beyond it, an evenly spaced sample is read, and a warning says so.
+var MaxRounds = 1000
+
+// sampleRounds keeps n of the rounds, evenly spaced in start order (the
+// first and the last kept). The choice depends only on the order, so two
+// sides of an interleaved invocation with as many rounds keep the same
+// ones.
+func sampleRounds(xs []*Summary, n int) []*Summary {
+	slices.SortStableFunc(xs, func(a, b *Summary) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if n <= 1 {
+		return xs[len(xs)-1:]
+	}
+	out := make([]*Summary, 0, n)
+	for k := range n {
+		out = append(out, xs[k*(len(xs)-1)/(n-1)])
+	}
+	return out
 }
 
 // Previous loads the latest ok run of a point recorded before the run

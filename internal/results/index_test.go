@@ -582,3 +582,42 @@ func TestConfigHashes(t *testing.T) {
 		}
 	}
 }
+
+// TestLatest_boundedRounds: the latest invocation of a point with more
+// rounds than MaxRounds is read as an evenly spaced sample of MaxRounds
+// of them, the latest included, and a warning says so (issue 30: a diff
+// of an invocation of 10,003 rounds read them all).
+func TestLatest_boundedRounds(t *testing.T) {
+	agedIndex(t)
+	old := MaxRounds
+	MaxRounds = 10
+	t.Cleanup(func() { MaxRounds = old })
+	s := Open(t.TempDir())
+	var last string
+	for i := range 25 {
+		start := t0.Add(time.Duration(i) * time.Minute)
+		r := testRun(fmt.Sprintf("%s-%04d", start.Format("20060102T150405Z"), i), "lab/e", start, 50, 51)
+		r.Point, r.Invocation, r.Round = "lab/e", "inv-1", i+1
+		if _, err := s.Write(r, nil); err != nil {
+			t.Fatal(err)
+		}
+		last = r.ID
+	}
+	runs, warnings, err := s.Latest(Filter{Experiment: "lab/e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rounds []int
+	for _, r := range runs {
+		rounds = append(rounds, r.Round)
+	}
+	if want := []int{1, 3, 6, 9, 11, 14, 17, 19, 22, 25}; !slices.Equal(rounds, want) {
+		t.Errorf("rounds read = %v, want %v (10 evenly spaced, the first and the latest included)", rounds, want)
+	}
+	if len(runs) == 0 || runs[len(runs)-1].ID != last {
+		t.Errorf("the latest run %s is not among those read", last)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0].Error(), "has 25 rounds; 10 of them, evenly spaced") {
+		t.Errorf("warnings = %v, want one saying 10 of 25 rounds are compared", warnings)
+	}
+}
