@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,6 +124,61 @@ func TestPerExperimentReads_independentOfOtherRecords(t *testing.T) {
 		if name != "diff-runs" && l.dirEntries != s.dirEntries {
 			t.Errorf("%s listed %d directory entries beside 200 records of other experiments, %d beside 2,000: it must list only its experiment's",
 				name, s.dirEntries, l.dirEntries)
+		}
+	}
+}
+
+// TestReport_unchangedWritesNothing: a second report of an unchanged
+// store into the same directory writes no file: every file keeps its
+// inode (a rewrite renames a new file into place), the manifest included
+// (issue 30).
+func TestReport_unchangedWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cue.mod"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cue.mod", "module.cue"), []byte("module: \"example.com/s@v0\"\nlanguage: version: \"v0.17.0\"\n"), 0o644)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	writeRuns(t, dir, "lab/a", 12, t0, 0)
+	writeRuns(t, dir, "lab/b", 12, t0.Add(time.Second), 100)
+	site := filepath.Join(dir, "site")
+	inodes := func() map[string]uint64 {
+		out := map[string]uint64{}
+		filepath.WalkDir(site, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !d.IsDir() {
+				fi, err := os.Stat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[p] = fi.Sys().(*syscall.Stat_t).Ino
+			}
+			return nil
+		})
+		return out
+	}
+	for i := range 2 {
+		if stdout, stderr, code := runCLI(t, "-C", dir, "report", "-o", site); code != 0 {
+			t.Fatalf("report %d: exit %d\n%s%s", i+1, code, stdout, stderr)
+		}
+		if i == 0 {
+			before := inodes()
+			defer func() {
+				after := inodes()
+				if len(before) < 3 {
+					t.Fatalf("the first report wrote %d files", len(before))
+				}
+				for p, ino := range before {
+					if after[p] != ino {
+						t.Errorf("%s was written again by a report of the same runs", p)
+					}
+				}
+				if len(after) != len(before) {
+					t.Errorf("the second report left %d files, the first %d", len(after), len(before))
+				}
+			}()
 		}
 	}
 }

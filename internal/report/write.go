@@ -111,9 +111,12 @@ func (s *Site) writeOver(dir string) error {
 	}
 	// The manifest lists both reports' files until the old ones are gone,
 	// so that a report cut short is still replaced whole by the next.
+	// A page whose file already holds the same bytes is not written
+	// again, nor the manifest when it lists the same files: a second
+	// report of an unchanged store writes no file.
 	all := slices.Concat(old, paths)
 	slices.Sort(all)
-	if err := writeFileAtomic(filepath.Join(dir, markerName), manifest(slices.Compact(all))); err != nil {
+	if err := writeChanged(filepath.Join(dir, markerName), manifest(slices.Compact(all)), true); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	for _, p := range s.Pages {
@@ -121,7 +124,7 @@ func (s *Site) writeOver(dir string) error {
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 			return fmt.Errorf("writing report: %w", err)
 		}
-		if err := writeFileAtomic(f, p.HTML); err != nil {
+		if err := writeChanged(f, p.HTML, wrote[p.Path] && onDisk[p.Path].IsRegular()); err != nil {
 			return fmt.Errorf("writing report: %w", err)
 		}
 	}
@@ -144,10 +147,33 @@ func (s *Site) writeOver(dir string) error {
 			}
 		}
 	}
-	if err := writeFileAtomic(filepath.Join(dir, markerName), manifest(paths)); err != nil {
+	if err := writeChanged(filepath.Join(dir, markerName), manifest(paths), true); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	return nil
+}
+
+// writeChanged is [writeFileAtomic] unless existing (the file is a regular
+// file the earlier report wrote) and the file already holds data.
+func writeChanged(f string, data []byte, existing bool) error {
+	if existing {
+		if cur, err := readNoFollow(f); err == nil && bytes.Equal(cur, data) {
+			return nil
+		}
+	}
+	return writeFileAtomic(f, data)
+}
+
+// readNoFollow reads a regular file, refusing a symlink.
+func readNoFollow(f string) ([]byte, error) {
+	fi, err := os.Lstat(f)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", f)
+	}
+	return os.ReadFile(f)
 }
 
 // paths returns the site's page paths, sorted.
