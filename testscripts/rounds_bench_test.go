@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/engine/llamacpp/testengine"
-	"github.com/rigorbench/rigor/internal/machine"
+	"github.com/rigorbench/rigor/internal/hoststate"
 )
 
 // TestBenchRoundsFalsePositives measures what BENCHMARKS.md reports for
@@ -236,11 +236,11 @@ type benchDiff struct {
 }
 
 type benchRecord struct {
-	ID         string         `json:"id"`
-	Start, End time.Time      `json:"-"`
-	StartS     time.Time      `json:"start"`
-	EndS       time.Time      `json:"end"`
-	Machine    *machine.State `json:"machine"`
+	ID         string           `json:"id"`
+	Start, End time.Time        `json:"-"`
+	StartS     time.Time        `json:"start"`
+	EndS       time.Time        `json:"end"`
+	Machine    *hoststate.State `json:"machine"`
 }
 
 // latest reads the newest record of aa/<name>.

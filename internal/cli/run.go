@@ -16,8 +16,8 @@ import (
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/internal/compare"
+	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/lock"
-	"github.com/rigorbench/rigor/internal/machine"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/run"
@@ -467,8 +467,8 @@ func warnUncommitted(e *env, names []string) {
 func (c *runCmd) waitQuiet(ctx context.Context, e *env) error {
 	fmt.Fprintf(e.stderr, "rigor: waiting up to %s for the machine to be quiet (other processes under %s of the cores)\n",
 		c.QuietWait, strconv.FormatFloat(c.BusyShare, 'f', -1, 64))
-	err := machine.Quiet(ctx, machine.QuietOptions{Threshold: c.BusyShare, Wait: c.QuietWait})
-	var busy *machine.ErrBusy
+	err := hoststate.Quiet(ctx, hoststate.QuietOptions{Threshold: c.BusyShare, Wait: c.QuietWait})
+	var busy *hoststate.ErrBusy
 	switch {
 	case errors.As(err, &busy):
 		return withHint(fmt.Errorf("--require-quiet: %w; nothing was started", err),

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/internal/compare/stats"
-	"github.com/rigorbench/rigor/internal/machine"
+	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 )
@@ -26,12 +26,12 @@ type hogSim struct {
 	quiet bool // no hog at all
 }
 
-func (h *hogSim) process(center float64, reps int) ([]float64, *machine.State) {
+func (h *hogSim) process(center float64, reps int) ([]float64, *hoststate.State) {
 	if !h.quiet && h.rng.Float64() > 0.7 {
 		h.on = !h.on
 	}
 	f := 1 + 0.02*h.rng.NormFloat64()
-	st := &machine.State{Cores: 2, Before: &machine.Sample{Load1: 0.3}, Peak: &machine.Sample{Load1: 0.4}}
+	st := &hoststate.State{Cores: 2, Before: &hoststate.Sample{Load1: 0.3}, Peak: &hoststate.Sample{Load1: 0.4}}
 	other := 0.02
 	if h.on && !h.quiet {
 		f *= 0.5 + 0.2*h.rng.Float64()

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/internal/compare/stats"
-	"github.com/rigorbench/rigor/internal/machine"
+	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -1380,8 +1380,8 @@ func unitNotes(rep *Report) []string {
 // busiest run of each side differ.
 func machineWarnings(sa, sb *side) []Warning {
 	var out []Warning
-	busiest := func(sd *side) *machine.State {
-		var best *machine.State
+	busiest := func(sd *side) *hoststate.State {
+		var best *hoststate.State
 		var bestLoad float64
 		busy, total := 0, 0
 		why := ""
@@ -1392,7 +1392,7 @@ func machineWarnings(sa, sb *side) []Warning {
 					continue
 				}
 				total++
-				if b, w := st.Busy(machine.DefaultBusyShare); b {
+				if b, w := st.Busy(hoststate.DefaultBusyShare); b {
 					busy++
 					if why == "" {
 						why = w
@@ -1411,7 +1411,7 @@ func machineWarnings(sa, sb *side) []Warning {
 		return best
 	}
 	ma, mb := busiest(sa), busiest(sb)
-	if d := machine.Compare(ma, mb); len(d) > 0 {
+	if d := hoststate.Compare(ma, mb); len(d) > 0 {
 		out = append(out, Warning{Kind: WarnMachine,
 			Message: "A and B ran under different machine states: " + strings.Join(d, "; ")})
 	}
@@ -1420,7 +1420,7 @@ func machineWarnings(sa, sb *side) []Warning {
 
 // stateLoad orders machine states by how busy they were: the cores other
 // processes took, else the peak load.
-func stateLoad(st *machine.State) float64 {
+func stateLoad(st *hoststate.State) float64 {
 	if st.OtherCores != nil {
 		return *st.OtherCores
 	}

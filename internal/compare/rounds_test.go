@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rigorbench/rigor/internal/machine"
+	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -159,8 +159,8 @@ func TestCompare_outliersAndWarmup(t *testing.T) {
 
 func TestCompare_machineStates(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	quiet := &machine.State{Cores: 2, OtherCores: f(0.02), Before: &machine.Sample{Load1: 0.3}, Peak: &machine.Sample{Load1: 0.3}}
-	busy := &machine.State{Cores: 2, OtherCores: f(1.7), Before: &machine.Sample{Load1: 4}, Peak: &machine.Sample{Load1: 9.8}}
+	quiet := &hoststate.State{Cores: 2, OtherCores: f(0.02), Before: &hoststate.Sample{Load1: 0.3}, Peak: &hoststate.Sample{Load1: 0.3}}
+	busy := &hoststate.State{Cores: 2, OtherCores: f(1.7), Before: &hoststate.Sample{Load1: 4}, Peak: &hoststate.Sample{Load1: 9.8}}
 	a := roundRuns("x/a", "inv1", 100, []float64{1, 1})
 	b := roundRuns("x/a", "inv2", 100, []float64{0.6, 0.7})
 	for i := range a {

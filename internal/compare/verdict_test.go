@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rigorbench/rigor/internal/machine"
+	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 )
@@ -44,10 +44,10 @@ func TestHistoryNoise_runsPerInvocation(t *testing.T) {
 // of the wall time the engine got the CPU (what the real A-vs-A bench of
 // issue 25 saw: 0.17 against 0.09 on a saturated 2-core machine).
 func TestConfounder(t *testing.T) {
-	st := func(other, engine float64) *machine.State {
-		return &machine.State{Cores: 2, OtherCores: &other, WallSeconds: 10, EngineCPUSeconds: engine * 10, Peak: &machine.Sample{At: time.Time{}, Load1: 30}}
+	st := func(other, engine float64) *hoststate.State {
+		return &hoststate.State{Cores: 2, OtherCores: &other, WallSeconds: 10, EngineCPUSeconds: engine * 10, Peak: &hoststate.Sample{At: time.Time{}, Load1: 30}}
 	}
-	row := func(delta float64, a, b *machine.State) *Row {
+	row := func(delta float64, a, b *hoststate.State) *Row {
 		return &Row{Delta: delta, runsA: []*results.Run{{Machine: a}}, runsB: []*results.Run{{Machine: b}}}
 	}
 	cases := []struct {

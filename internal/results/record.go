@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rigorbench/rigor/internal/machine"
+	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/redact"
 	"github.com/rigorbench/rigor/internal/rig"
@@ -97,7 +97,7 @@ type Run struct {
 	Rig *rig.Rig `json:"rig,omitempty"`
 	// Machine is the machine's state before and while the engine ran:
 	// load, other processes' CPU time, clocks, temperatures, memory, GPUs.
-	Machine *machine.State `json:"machine,omitempty"`
+	Machine *hoststate.State `json:"machine,omitempty"`
 	// IgnoredRequires is true when the run went ahead although the rig did
 	// not meet the experiment's #requires (--ignore-requires); the
 	// mismatches are in Warnings.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rigorbench/rigor/internal/machine"
+	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/rig"
 )
 
@@ -64,7 +64,7 @@ type Detail struct {
 	// Rig is [RigSummary] of the record's rig.
 	Rig string `json:"rig,omitempty"`
 	// Busy says why the machine was busy while the run ran (the record's
-	// machine state judged at [machine.DefaultBusyShare]); "" when it was
+	// machine state judged at [hoststate.DefaultBusyShare]); "" when it was
 	// not.
 	Busy       string `json:"busy,omitempty"`
 	SpecDigest string `json:"specDigest,omitempty"`
@@ -246,7 +246,7 @@ func Summarize(r *Run) *Summary {
 	if r.Rig != nil {
 		d.Host = r.Rig.Hostname
 	}
-	if busy, why := r.Machine.Busy(machine.DefaultBusyShare); busy {
+	if busy, why := r.Machine.Busy(hoststate.DefaultBusyShare); busy {
 		d.Busy = why
 	}
 	s.Detail = d

@@ -1,5 +1,6 @@
 // Package rig describes the machine a run happens on: its accelerators, host
-// processor, memory, operating system and toolchain.
+// processor, memory, operating system and toolchain. (What the host did
+// while a run ran, its load and clocks, is package hoststate.)
 //
 // Field names follow the MLPerf system description where one exists
 // (accelerator_model_name, accelerators_per_node, host_processor_model_name,

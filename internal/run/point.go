@@ -13,8 +13,8 @@ import (
 
 	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/engine/all"
+	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/lock"
-	"github.com/rigorbench/rigor/internal/machine"
 	"github.com/rigorbench/rigor/internal/redact"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
@@ -74,7 +74,7 @@ type Runner struct {
 	Now func() time.Time
 	// BusyShare is the share of the cores other processes may take while
 	// the engine runs before the record warns that the machine was busy;
-	// 0 means [machine.DefaultBusyShare].
+	// 0 means [hoststate.DefaultBusyShare].
 	BusyShare float64
 }
 
@@ -86,7 +86,7 @@ func (r *Runner) busyShare() float64 {
 	if r.BusyShare > 0 {
 		return r.BusyShare
 	}
-	return machine.DefaultBusyShare
+	return hoststate.DefaultBusyShare
 }
 
 func (r *Runner) now() time.Time {
@@ -438,7 +438,7 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 	// time (and that of what they reaped) is in rigor's own cutime and
 	// cstime, which the sampler counts as the engine's: their pids are not
 	// passed, or their time would count twice.
-	sampler := machine.Start(ctx, nil)
+	sampler := hoststate.Start(ctx, nil)
 	opts := Options{Plan: plan, Env: env, Secrets: secrets, Dir: runDir, LogDir: logDir, Timeout: timeout,
 		ReadyTimeout: ready, Grace: r.Grace, Progress: r.Progress}
 	if r.Cache != "" {

@@ -1,6 +1,8 @@
-// Package machine records the state of the machine around a benchmark, so
-// that a record says whether it ran on a quiet box and a diff can say when
-// two runs did not.
+// Package hoststate records what the host did around a benchmark: its load,
+// the CPU other processes took, clocks, thermals and GPUs, so that a record
+// says whether it ran on a quiet box and a diff can say when two runs did
+// not. (What the host is, its accelerators, CPU and toolchain, is package
+// rig.)
 //
 // The steps:
 //
@@ -19,7 +21,7 @@
 // states differ ("load 0.3 vs 9.8 on 2 cores"). Nothing missing is an
 // error: a file that cannot be read or a tool that is absent leaves its
 // figure out and, for tools that fail, a note.
-package machine
+package hoststate
 
 import (
 	"context"
