@@ -47,13 +47,19 @@ func (e *env) unreadableError(bad []*spec.Problem) error {
 // loadSetAll is loadSet without the stop on unreadable packages: vet
 // reports every problem itself.
 func (e *env) loadSetAll(patterns []string) (*spec.Set, error) {
+	return e.loadSetRelease(patterns, false)
+}
+
+// loadSetRelease is loadSetAll; release lets each package's CUE values go
+// once it is checked even for one experiment id (vet needs none of them).
+func (e *env) loadSetRelease(patterns []string, release bool) (*spec.Set, error) {
 	root, err := spec.FindRoot(e.wd)
 	if err != nil {
 		return nil, err
 	}
 	// A verb that names one experiment (show, run, rig) may need its CUE
 	// values; any other lets each package go once it is checked.
-	one := len(patterns) == 1 && !strings.ContainsAny(patterns[0], "*?")
+	one := len(patterns) == 1 && !strings.ContainsAny(patterns[0], "*?") && !release
 	if !one {
 		tuneGC()
 	}

@@ -118,7 +118,7 @@ Examples:
 }
 
 func (c *vetCmd) Run(e *env) error {
-	set, err := e.loadSetAll(c.Patterns)
+	set, err := e.loadSetRelease(c.Patterns, true)
 	if c.JSON && (err == nil || set != nil && len(set.Problems) > 0) {
 		return e.printVetJSON(set)
 	}

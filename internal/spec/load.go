@@ -88,6 +88,10 @@ type Set struct {
 	ctx       *cue.Context
 	schema    cue.Value
 	schemaDir string
+	// releasing is Options.Release: a sweep point's CUE value is let go
+	// as soon as the point is checked and decoded, so that vet of a sweep
+	// of 10,000 points holds one point's evaluation at a time, not all.
+	releasing bool
 	// refs are #Experiment per engine family and mode, for closedLike,
 	// in the current context.
 	refs map[string]cue.Value
@@ -271,6 +275,7 @@ func Load(opts Options) (*Set, error) {
 		return nil, err
 	}
 	s := &Set{Root: root, ctx: cuecontext.New(), schemaDir: schemaDir}
+	s.releasing = opts.Release
 	col := newCollector(root, schemaDir)
 
 	if err := s.loadSchema(root, ov); err != nil {

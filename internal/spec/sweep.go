@@ -62,6 +62,11 @@ func (s *Set) expand(e *Experiment, col *collector) {
 			e.Broken = true
 			return
 		}
+		if s.releasing {
+			// Each point's evaluation is garbage once the point is
+			// decoded; kept, 10,000 points took 7 GB.
+			p.Value = cue.Value{}
+		}
 		e.Points = append(e.Points, p)
 	}
 }

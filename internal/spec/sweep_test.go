@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -114,6 +115,60 @@ func TestRenderValue(t *testing.T) {
 	} {
 		if got := RenderValue(c.in); got != c.want {
 			t.Errorf("RenderValue(%#v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestLoad_releaseSweepPoints: loaded with Release (vet; lock and list of
+// many experiments), a sweep's points hold no CUE value even while their
+// package is loaded: each point's evaluation is let go once it is decoded, so memory does not grow with
+// the points' evaluations (10,000 points took 7 GB, 1,000 took 1 GB).
+func TestLoad_releaseSweepPoints(t *testing.T) {
+	var a, b []string
+	for i := 0; i < 20; i++ {
+		a = append(a, fmt.Sprintf("%q", fmt.Sprint(i)))
+		b = append(b, fmt.Sprintf("%q", fmt.Sprint(i)))
+	}
+	root := writeModule(t, map[string]string{"experiments/s/s.cue": `package s
+
+import "github.com/rigorbench/rigor/schema"
+
+big: schema.#Experiment & {
+	model: path: "/m.gguf"
+	engine: {family: "llama.cpp", source: path: "/bin"}
+	bench: {p: 16, n: 8}
+	sweep: env: {A: [` + strings.Join(a, ", ") + `], B: [` + strings.Join(b, ", ") + `]}
+}
+`})
+	// Check runs once the experiment's points are made, before its
+	// package is let go: no point may hold its evaluation then.
+	held := 0
+	set, err := Load(Options{Root: root, Release: true, Check: func(_ *Set, x *Experiment) {
+		for _, p := range x.Points {
+			if p.Value.Exists() {
+				held++
+			}
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Problems) > 0 {
+		t.Fatal(set.Problems[0])
+	}
+	if held > 0 {
+		t.Fatalf("%d points held their CUE evaluation while the package was loaded", held)
+	}
+	pts := set.Experiments[0].Points
+	if len(pts) != 400 {
+		t.Fatalf("%d points, want 400", len(pts))
+	}
+	for _, p := range pts {
+		if p.Value.Exists() {
+			t.Fatalf("%s keeps its CUE value", p.ID)
+		}
+		if p.Digest == "" || len(p.CanonicalJSON) == 0 {
+			t.Fatalf("%s was not decoded", p.ID)
 		}
 	}
 }
