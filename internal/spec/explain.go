@@ -175,9 +175,9 @@ func explainUnknownFlag(x *explaining) {
 	if n == "" || len(t.Defs) <= 12 {
 		p.Hints = append(p.Hints, flagList(family, t))
 	}
-	if strings.TrimPrefix(family, ServePrefix) != FamilyNodeLlama {
-		// node-llama-cpp's runner takes only its own options:
-		// extraArgs cannot add a flag there.
+	if f, _, ok := familyOf(family); ok && f.ExtraArgs {
+		// A tool that takes only its own options (node-llama-cpp's
+		// runner) gets no extraArgs hint: extraArgs cannot add a flag.
 		p.Hints = append(p.Hints, "flags that a patched engine adds go in extraArgs: [\"-flag\", \"value\"]")
 	}
 }

@@ -26,6 +26,9 @@ type Family struct {
 	Fork string
 	// RPC is true for the families that start rpc-server workers.
 	RPC bool
+	// ExtraArgs is true when extraArgs reaches the bench tool as written,
+	// so a flag a patched engine adds can go there.
+	ExtraArgs bool
 	// Hint says how an engine of the family is sourced.
 	Hint string
 	// Flags and Bench are the tables of an experiment without serve;
@@ -157,6 +160,7 @@ func readFamilies(schemaVal cue.Value) ([]*Family, error) {
 		}
 		f.Tool, f.ServerTool, f.Fork, f.Hint = str("tool"), str("server.tool"), str("fork"), str("hint")
 		f.RPC, _ = row.LookupPath(cue.ParsePath("rpc")).Bool()
+		f.ExtraArgs, _ = row.LookupPath(cue.ParsePath("extraArgs")).Bool()
 		if err := row.LookupPath(cue.ParsePath("sources")).Decode(&f.Sources); err != nil {
 			return nil, fmt.Errorf("schema %s.%s.sources: %w", familiesPath, name, err)
 		}
