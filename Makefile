@@ -33,7 +33,7 @@ test: vet cue-vet unit
 # atexit_sleep_ms=0; yours wins. go test starts packages in the order given
 # (-p at a time): the longest first, so that none starts last and runs on
 # alone (TESTING.md, "How long the tests take").
-SLOWEST := ./testscripts/ ./engine/llamacpp/ ./internal/spec/ ./engine/nodellama/ ./internal/report/
+SLOWEST := ./testscripts/ ./internal/engine/llamacpp/ ./internal/spec/ ./internal/engine/nodellama/ ./internal/report/
 unit:
 	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(SLOWEST) ./...
 

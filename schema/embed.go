@@ -34,7 +34,7 @@ var added struct {
 }
 
 // Add adds a file to the schema package, for a build of rigor that extends
-// it: the testscripts' toy family (engine/toy) adds its row of #Families
+// it: the testscripts' toy family (internal/engine/toy) adds its row of #Families
 // this way, in the test binary only. Call it before anything reads the
 // schema; rigor itself never calls it.
 func Add(name string, src []byte) {

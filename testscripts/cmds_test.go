@@ -11,7 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/rigorbench/rigor/engine/llamacpp/testengine"
+	"github.com/rigorbench/rigor/internal/engine/llamacpp/testengine"
 	"github.com/rigorbench/rigor/internal/hf/hubtest"
 	"github.com/rigorbench/rigor/internal/lock/locktest"
 	"github.com/rigorbench/rigor/internal/lock/npmtest"
@@ -32,7 +32,7 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	// in the background (`exec fake-vllm serve … &`).
 	"waitport": waitport,
 	// testengine DIR [--ik] [--patches PDIR]: a small llama.cpp-shaped
-	// engine source tree as a git repository (engine/llamacpp/testengine).
+	// engine source tree as a git repository (internal/engine/llamacpp/testengine).
 	"testengine": testengine.Cmd,
 }
 

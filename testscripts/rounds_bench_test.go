@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rigorbench/rigor/engine/llamacpp/testengine"
+	"github.com/rigorbench/rigor/internal/engine/llamacpp/testengine"
 	"github.com/rigorbench/rigor/internal/hoststate"
 )
 

@@ -14,19 +14,19 @@ import (
 	cuecmd "cuelang.org/go/cmd/cue/cmd"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/rigorbench/rigor/engine/all"
-	"github.com/rigorbench/rigor/engine/toy"
-	"github.com/rigorbench/rigor/engine/vllm/standin"
 	"github.com/rigorbench/rigor/internal/cli"
+	"github.com/rigorbench/rigor/internal/engine/all"
+	"github.com/rigorbench/rigor/internal/engine/toy"
+	"github.com/rigorbench/rigor/internal/engine/vllm/standin"
 	"github.com/rigorbench/rigor/schema"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(parallelM{m}, map[string]func(){
 		"rigor": func() { raceNoSleep(); os.Exit(cli.Main()) },
-		// A stand-in for vLLM's CLI (engine/vllm/standin).
+		// A stand-in for vLLM's CLI (internal/engine/vllm/standin).
 		"fake-vllm": func() { raceNoSleep(); os.Exit(standin.Main()) },
-		// rigor with one more engine family, the test-only engine/toy:
+		// rigor with one more engine family, the test-only internal/engine/toy:
 		// its package, this one registry line and its one row of the
 		// schema's #Families (family_toy).
 		"rigor-toy": func() {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rigorbench/rigor/engine/llamabench"
-	"github.com/rigorbench/rigor/engine/llamacpp/testengine"
+	"github.com/rigorbench/rigor/internal/engine/llamabench"
+	"github.com/rigorbench/rigor/internal/engine/llamacpp/testengine"
 	"github.com/rigorbench/rigor/internal/results"
 )
 

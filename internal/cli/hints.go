@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/internal/buildcache"
+	"github.com/rigorbench/rigor/internal/engine"
 	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/results"
 )

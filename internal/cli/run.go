@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rigorbench/rigor/engine"
 	"github.com/rigorbench/rigor/internal/compare"
+	"github.com/rigorbench/rigor/internal/engine"
 	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/results"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/internal/engine"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -13,7 +13,7 @@ import (
 	"cuelang.org/go/cue/format"
 	cuejson "cuelang.org/go/encoding/json"
 
-	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/internal/engine"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/run"
 	"github.com/rigorbench/rigor/internal/spec"

@@ -7,8 +7,8 @@ import (
 
 	"cuelang.org/go/cue/token"
 
-	"github.com/rigorbench/rigor/engine"
-	"github.com/rigorbench/rigor/engine/all"
+	"github.com/rigorbench/rigor/internal/engine"
+	"github.com/rigorbench/rigor/internal/engine/all"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 

@@ -35,7 +35,7 @@ const DecideHistory = "invocations-t"
 // invocations of one lock.
 const MinHistoryDF = 2
 
-// serveTest is the test name of a serve run's metrics (engine/serve.Test):
+// serveTest is the test name of a serve run's metrics (internal/engine/serve.Test):
 // their samples are requests, not repetitions, so a run counts as one
 // sample, its summary (mean, median, percentile) as recorded.
 const serveTest = "serve"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rigorbench/rigor/engine/llamabench"
+	"github.com/rigorbench/rigor/internal/engine/llamabench"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/spec"

@@ -21,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/internal/engine"
 	"github.com/rigorbench/rigor/internal/flock"
 	"github.com/rigorbench/rigor/internal/logtail"
 	"golang.org/x/sys/unix"

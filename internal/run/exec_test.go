@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rigorbench/rigor/engine"
+	"github.com/rigorbench/rigor/internal/engine"
 	"github.com/rigorbench/rigor/internal/flock"
 )
 

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rigorbench/rigor/engine/llamacpp"
+	"github.com/rigorbench/rigor/internal/engine/llamacpp"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 

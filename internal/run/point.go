@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rigorbench/rigor/engine"
-	"github.com/rigorbench/rigor/engine/all"
+	"github.com/rigorbench/rigor/internal/engine"
+	"github.com/rigorbench/rigor/internal/engine/all"
 	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/redact"

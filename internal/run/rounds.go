@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/rigorbench/rigor/engine"
-	"github.com/rigorbench/rigor/engine/all"
+	"github.com/rigorbench/rigor/internal/engine"
+	"github.com/rigorbench/rigor/internal/engine/all"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
 )
