@@ -90,6 +90,12 @@ func setup(repo, races string) func(env *testscript.Env) error {
 		env.Setenv("RIGOR_CACHE", filepath.Join(env.WorkDir, ".cache", "rigor"))
 		env.Setenv("HF_HOME", filepath.Join(env.WorkDir, ".cache", "huggingface"))
 		env.Setenv("CUE_CACHE_DIR", filepath.Join(env.WorkDir, ".cache", "cue"))
+		// The test OCI registry (registry_test.go), for the archive scripts.
+		for _, k := range registryEnv {
+			if v := os.Getenv(k); v != "" {
+				env.Setenv(k, v)
+			}
+		}
 		// The npm client, as configured on this machine: its CA bundle
 		// and proxy come from the environment.
 		for _, kv := range os.Environ() {
