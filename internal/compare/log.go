@@ -25,7 +25,8 @@ type History struct {
 	// Metrics lists the metric keys seen, tokSOut first, then tokSPrompt,
 	// then the others in order of appearance.
 	Metrics []string
-	// Entries are the runs, oldest first.
+	// Entries are the runs in the order they started, oldest first (runs
+	// that share a start time, as an imported sweep's do, by point).
 	Entries []Entry
 	// Chart is the tokSOut series over time, one series per point; nil
 	// when no run has tokSOut.
@@ -37,7 +38,11 @@ type Entry struct {
 	ID         string
 	Experiment string
 	Point      string // swept values ("ub=16"); "" without a sweep
-	Start, End time.Time
+	// Round is the run's round within its invocation (from 1) and Rounds
+	// the invocation's last round seen; both 0 for a run of an invocation
+	// of one round.
+	Round, Rounds int
+	Start, End    time.Time
 	// Rig summarizes the machine: "4× Intel Arc Pro B70", else the CPU.
 	Rig  string
 	Host string
@@ -200,6 +205,13 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 		byLabel[p.label] = p
 	}
 
+	rounds := map[string]int{}
+	for _, r := range ptrs {
+		if r.Invocation != "" {
+			rounds[r.Invocation] = max(rounds[r.Invocation], detail(r).Round)
+		}
+	}
+
 	seenMetric := map[string]bool{}
 	var metricOrder []string
 	for i, r := range ptrs {
@@ -210,6 +222,11 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 		e := Entry{ID: r.ID, Experiment: r.Experiment, Point: byKey[keyOf[i]].label,
 			Start: r.Start, End: d.End, Rig: d.Rig, Host: d.Host, Commit: shortCommitRef(r.Engine.Commit, r.Engine.Ref, r.Engine.Version),
 			Status: r.Status, Error: r.Error, Busy: d.Busy}
+		if d.Round > 0 && rounds[r.Invocation] > 1 {
+			// Every run is round 1 of its invocation; only an
+			// invocation of several rounds says so.
+			e.Round, e.Rounds = d.Round, rounds[r.Invocation]
+		}
 		for j, m := range r.Metrics {
 			var x []float64
 			if j < len(d.Samples) {
@@ -329,23 +346,14 @@ func (c sweptCache) of(js string) (string, map[string]any) {
 	return k, sw
 }
 
-// sortRounds orders the runs of one invocation's round (or of one
-// invocation without rounds) by their sweep points' values rather than by
-// the order they ran in, which a shuffled round makes arbitrary; and so
-// the runs of one experiment that share a start time (an imported sweep,
-// whose records differ only in their ids' random suffixes). Other runs
-// keep their order.
+// sortRounds orders the runs of one experiment that share a start time
+// (an imported sweep, whose records differ only in their ids' random
+// suffixes) by their sweep points' values. Every other run keeps the order
+// it started in, the runs of a shuffled round too: a log is a time series,
+// and rows of a round sorted by point read as one whose dates go back
+// (issue 25); the round column says which runs ran together.
 func sortRounds(runs []*results.Summary, swept sweptCache) {
-	round := func(r *results.Summary) int {
-		if r.Detail == nil {
-			return 0
-		}
-		return r.Detail.Round
-	}
 	same := func(a, b *results.Summary) bool {
-		if a.Invocation != "" || b.Invocation != "" {
-			return a.Invocation == b.Invocation && round(a) == round(b)
-		}
 		return a.Experiment == b.Experiment && !a.Start.IsZero() && a.Start.Equal(b.Start)
 	}
 	sweptOf := func(r *results.Summary) map[string]any {
@@ -363,9 +371,6 @@ func sortRounds(runs []*results.Summary, swept sweptCache) {
 		if j-i > 1 {
 			group := runs[i:j]
 			slices.SortStableFunc(group, func(a, b *results.Summary) int {
-				if c := strings.Compare(a.Experiment, b.Experiment); c != 0 {
-					return c
-				}
 				return comparePoints(&point{swept: sweptOf(a)}, &point{swept: sweptOf(b)})
 			})
 		}
@@ -610,9 +615,10 @@ func writeLogText(w io.Writer, h *History, width int, fit bool) error {
 	}
 	b.WriteString("\n\n")
 
-	hasPoint := false
+	hasPoint, hasRound := false, false
 	for _, e := range h.Entries {
 		hasPoint = hasPoint || e.Point != ""
+		hasRound = hasRound || e.Round > 0
 	}
 	metrics := h.Metrics
 	if len(metrics) > logColumns {
@@ -622,6 +628,9 @@ func writeLogText(w io.Writer, h *History, width int, fit bool) error {
 	head := []string{"date", "run"}
 	if hasPoint {
 		head = append(head, "point")
+	}
+	if hasRound {
+		head = append(head, "round")
 	}
 	head = append(head, "rig", "commit", "status")
 	g.right = make([]bool, len(head))
@@ -652,6 +661,13 @@ func writeLogText(w io.Writer, h *History, width int, fit bool) error {
 		cells := []string{date, e.ID}
 		if hasPoint {
 			cells = append(cells, e.Point)
+		}
+		if hasRound {
+			round := ""
+			if e.Round > 0 {
+				round = strconv.Itoa(e.Round) + "/" + strconv.Itoa(e.Rounds)
+			}
+			cells = append(cells, round)
 		}
 		cells = append(cells, e.Rig, e.Commit, e.Status)
 		for _, k := range metrics {
@@ -779,6 +795,8 @@ type jsonEntry struct {
 	ID         string       `json:"id"`
 	Experiment string       `json:"experiment"`
 	Point      string       `json:"point"`
+	Round      int          `json:"round,omitempty"`
+	Rounds     int          `json:"rounds,omitempty"`
 	Start      time.Time    `json:"start,omitzero"`
 	End        time.Time    `json:"end,omitzero"`
 	Rig        string       `json:"rig"`
@@ -817,7 +835,8 @@ type jsonSeries struct {
 }
 
 // WriteLogJSON writes the history as one indented JSON object:
-// {version, experiments, metrics, runs: [{id, experiment, point, start,
+// {version, experiments, metrics, runs: [{id, experiment, point, round and
+// rounds (the run's round of its invocation's rounds, when it had several), start,
 // end, rig, host, commit, status, error, metrics: [{key, name, test, unit,
 // n, mean, stddev, ciLow, ciHigh (the 95% interval of the mean), min,
 // max}], drift: [Change], busy (why the machine was busy, when it
@@ -827,7 +846,7 @@ func WriteLogJSON(w io.Writer, h *History) error {
 	out := jsonHistory{Version: JSONVersion, Experiments: orEmpty(h.Experiments),
 		Metrics: orEmpty(h.Metrics), Runs: []jsonEntry{}}
 	for _, e := range h.Entries {
-		je := jsonEntry{ID: e.ID, Experiment: e.Experiment, Point: e.Point, Start: e.Start.UTC(), End: e.End.UTC(),
+		je := jsonEntry{ID: e.ID, Experiment: e.Experiment, Point: e.Point, Round: e.Round, Rounds: e.Rounds, Start: e.Start.UTC(), End: e.End.UTC(),
 			Rig: e.Rig, Host: e.Host, Commit: e.Commit, Status: e.Status, Error: e.Error,
 			Metrics: []jsonMetric{}, Drift: orEmpty(e.Drift), Busy: e.Busy}
 		for _, m := range e.Metrics {

@@ -3,6 +3,8 @@ package compare
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -224,9 +226,10 @@ func renderText(t *testing.T, rep *Report) string {
 	return b.String()
 }
 
-// TestLog_pointOrder: the points of a shuffled round, and of an imported
-// sweep whose records share a start time, are listed by value, not by the
-// order they ran in or their ids.
+// TestLog_pointOrder: the runs of a shuffled round are listed in the
+// order they ran (a log is a time series: its dates never go back), each
+// with its round; an imported sweep whose records share a start time is
+// listed by value, not by the records' ids.
 func TestLog_pointOrder(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
 	mk := func(id string, ub int, start time.Time, inv string, round int) results.Run {
@@ -241,12 +244,46 @@ func TestLog_pointOrder(t *testing.T) {
 		// an imported sweep: one start time, ids in no useful order
 		mk("imp-a", 128, t0.Add(time.Hour), "", 0), mk("imp-b", 8, t0.Add(time.Hour), "", 0), mk("imp-c", 16, t0.Add(time.Hour), "", 0),
 	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(runs), func(i, j int) { runs[i], runs[j] = runs[j], runs[i] })
+	h := Log(runs)
 	var got []string
-	for _, e := range Log(runs).Entries {
-		got = append(got, e.Point)
+	for _, e := range h.Entries {
+		got = append(got, fmt.Sprintf("%s@%d/%d", e.Point, e.Round, e.Rounds))
 	}
-	want := []string{"ub=16", "ub=32", "ub=64", "ub=16", "ub=32", "ub=64", "ub=8", "ub=16", "ub=128"}
+	want := []string{"ub=64@1/2", "ub=16@1/2", "ub=32@1/2", "ub=32@2/2", "ub=64@2/2", "ub=16@2/2", "ub=8@0/0", "ub=16@0/0", "ub=128@0/0"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("log order %v, want %v", got, want)
+	}
+	for i := 1; i < len(h.Entries); i++ {
+		if h.Entries[i].Start.Before(h.Entries[i-1].Start) {
+			t.Errorf("entry %d (%s) starts before entry %d (%s)", i, h.Entries[i].Start, i-1, h.Entries[i-1].Start)
+		}
+	}
+	// The text says the round beside each run of one, in the order run.
+	var b strings.Builder
+	if err := WriteLogText(&b, h, 0); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, line := range []string{
+		`2026-12-03 08:00  r1a    ub=64   1/2 `,
+		`2026-12-03 08:01  r1b    ub=16   1/2 `,
+		`2026-12-03 08:03  r2a    ub=32   2/2 `,
+		`2026-12-03 09:00  imp-b  ub=8        `,
+	} {
+		if !strings.Contains(text, line) {
+			t.Errorf("log text has no line with %q:\n%s", line, text)
+		}
+	}
+	if !regexp.MustCompile(`point +round +rig`).MatchString(text) {
+		t.Errorf("log text has no round column:\n%s", text)
+	}
+	// And the JSON says it too.
+	b.Reset()
+	if err := WriteLogJSON(&b, h); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"round": 2,`) || !strings.Contains(b.String(), `"rounds": 2,`) {
+		t.Errorf("log --json has no round:\n%s", b.String())
 	}
 }
