@@ -14,7 +14,9 @@
 // ik_llama.cpp, with timings measured on real CPU work. Environment
 // switches for failure tests: RIGOR_TESTENGINE_CRASH_AFTER_ROWS=N (abort
 // with "double free or corruption" after N rows), RIGOR_TESTENGINE_SLEEP=S
-// (sleep S seconds before the first row), RIGOR_TESTENGINE_FAIL_CTX=1
+// (sleep S seconds before the first row, outside every timing),
+// RIGOR_TESTENGINE_SLOWER_PCT=P (every token P% more work: a real slowdown
+// for power tests), RIGOR_TESTENGINE_FAIL_CTX=1
 // (context creation fails), RIGOR_TESTENGINE_TERM_AFTER_ROWS=N (SIGTERM
 // to itself after N rows, as if someone else killed it).
 //

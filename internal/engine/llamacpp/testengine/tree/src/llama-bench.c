@@ -67,7 +67,10 @@ static int is_type(const char *t) {
 }
 
 /* work does real arithmetic proportional to the tokens and the ubatch, so
- * that timings are measured, plausible and vary from run to run. */
+ * that timings are measured, plausible and vary from run to run.
+ * RIGOR_TESTENGINE_SLOWER_PCT=P makes every token P% more work: a real
+ * slowdown of P% for power tests (RIGOR_TESTENGINE_SLEEP sleeps before the
+ * first row, outside every timing). */
 static volatile double sink;
 static long long work(int pp, int tg, int ub) {
 	struct timespec a, b;
@@ -76,6 +79,8 @@ static long long work(int pp, int tg, int ub) {
 	/* prompt tokens are batched (cheaper per token, more so with a larger
 	 * ubatch), generated tokens are not */
 	long iters = (long)pp * (10000 + 160000 / (ub > 0 ? ub : 1)) + (long)tg * 200000;
+	const char *slower = getenv("RIGOR_TESTENGINE_SLOWER_PCT");
+	if (slower && atof(slower) > 0) iters += (long)(iters * atof(slower) / 100);
 	for (long i = 0; i < iters; i++) x = x * 1.0000001 + 1e-9;
 	sink = x;
 	clock_gettime(CLOCK_MONOTONIC, &b);
