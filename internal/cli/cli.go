@@ -61,8 +61,12 @@ type cli struct {
 // env is what commands get: writers, the working directory.
 type env struct {
 	stdout, stderr io.Writer
-	wd             string
-	config         *config
+	// stdin is where rigor reads an answer from (run's confirmation);
+	// isTerminal, when set, replaces the check that it can ask (tests).
+	stdin      io.Reader
+	isTerminal func() bool
+	wd         string
+	config     *config
 	// secrets are the secret values rigor knows ([knownSecrets]); the
 	// output writers remove them, and so does every record written.
 	secrets *redact.Scrubber
@@ -138,7 +142,7 @@ func Run(args []string, stdout, stderr io.Writer) (code int) {
 		defer os.Chdir(wd)
 		wd, _ = os.Getwd()
 	}
-	e := &env{stdout: stdout, stderr: stderr, wd: wd, secrets: secrets}
+	e := &env{stdout: stdout, stderr: stderr, stdin: os.Stdin, wd: wd, secrets: secrets}
 	cfg := loadConfig()
 	if c.CacheDir != "" {
 		cfg.Cache = c.CacheDir

@@ -37,6 +37,9 @@ import (
 //	                  duration such as 90s, or seconds); default 1m
 //	RIGOR_FALLBACK_DIR where a record the module could not take is saved;
 //	                  else rigor-unsaved-<uid> under the temporary directory
+//	RIGOR_CONFIRM_RUNS, RIGOR_CONFIRM_ETA
+//	                  the size above which 'rigor run' asks first (1000
+//	                  runs, 24h; [config.askLimits])
 type config struct {
 	Cache   string
 	HFCache string

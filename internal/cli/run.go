@@ -39,6 +39,7 @@ type runCmd struct {
 	Offline        bool          `help:"Use only what is cached (git mirrors, engine installs)."`
 	Verify         bool          `help:"Read every model file and engine binary again to hash it, trusting nothing from the stat cache; the record says hashes: read."`
 	JSON           bool          `help:"Print the records written, as JSON."`
+	Yes            bool          `help:"Start without asking even when the run is large (more than 1000 runs or an ETA over 24h: RIGOR_CONFIRM_RUNS, RIGOR_CONFIRM_ETA); off a terminal such a run is refused without it."`
 
 	slurmFlags // --slurm and its options: run_slurm.go
 }
@@ -73,6 +74,11 @@ falls on every experiment alike; rigor diff then compares the rounds, as
 pairs where they ran in the same round. Every record holds the machine's
 state while its engine ran (load, the CPU other processes took, clocks,
 temperatures, memory, GPUs) and warns when the machine was busy.
+
+A run larger than 1000 runs (points × rounds) or with an ETA over 24h
+(each execution's latest earlier ok run, times the rounds) asks before it
+starts on a terminal, and off one (a pipe, CI) is refused unless --yes;
+RIGOR_CONFIRM_RUNS and RIGOR_CONFIRM_ETA change the limits.
 
 Examples:
   rigor run minimax-m27-b70/kvoffload
@@ -117,8 +123,11 @@ func (c *runCmd) Run(e *env) error {
 		return c.dryRuns(e, root, xs)
 	}
 	store := e.store(root)
-	previous, err := checkResults(store, xs)
-	if err != nil {
+	previous := latestRuns(store, xs)
+	if err := c.confirmSize(e, xs, previous); err != nil {
+		return err
+	}
+	if err := checkWritable(store, xs); err != nil {
 		return err
 	}
 	// Records made from an experiment or lock that no commit holds say
@@ -220,20 +229,27 @@ func (c *runCmd) dryRuns(e *env, root string, xs []*runExperiment) error {
 	return nil
 }
 
-// checkResults checks that each experiment's runs can be recorded (a run
-// that cannot be is measured for nothing) and returns the earlier runs,
-// read before this one adds its own, for the comparison printed at the
-// end.
-func checkResults(store *results.Store, xs []*runExperiment) ([]*results.Run, error) {
+// latestRuns returns the experiments' earlier runs, read before this one
+// adds its own: for the estimate of how long it takes and the comparison
+// printed at the end.
+func latestRuns(store *results.Store, xs []*runExperiment) []*results.Run {
 	var previous []*results.Run
 	for _, ex := range xs {
-		if err := store.CheckWritable(ex.x.ID); err != nil {
-			return nil, withHint(err, "make results/ writable and give it space, then run again; nothing was started")
-		}
 		prev, _, _ := store.Latest(results.Filter{Experiment: ex.x.ID})
 		previous = append(previous, prev...)
 	}
-	return previous, nil
+	return previous
+}
+
+// checkWritable checks that each experiment's runs can be recorded: a run
+// that cannot be is measured for nothing.
+func checkWritable(store *results.Store, xs []*runExperiment) error {
+	for _, ex := range xs {
+		if err := store.CheckWritable(ex.x.ID); err != nil {
+			return withHint(err, "make results/ writable and give it space, then run again; nothing was started")
+		}
+	}
+	return nil
 }
 
 // prepare checks the rig against each experiment's #requires, configures

@@ -44,6 +44,10 @@ func (c *runCmd) submitSlurm(e *env) error {
 	if err != nil {
 		return err
 	}
+	// One job per point and round: as many as a run here would start.
+	if err := c.confirmSize(e, []*runExperiment{{x: x, points: points}}, nil); err != nil {
+		return err
+	}
 	root := set.Root
 	cfg, err := slurm.LoadConfig(root)
 	if err != nil {

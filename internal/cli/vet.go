@@ -136,6 +136,20 @@ func (c *vetCmd) Run(e *env) error {
 		points += len(x.Points)
 	}
 	e.warnShortSecrets(set.Experiments)
+	// What a run of each sweep starts, before it is started.
+	limits, err := e.cfg().askLimits()
+	if err != nil {
+		return err
+	}
+	for _, x := range set.Experiments {
+		note, err := sizeNote(x, limits)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			fmt.Fprintf(e.stderr, "rigor: %s\n", note)
+		}
+	}
 	fmt.Fprintf(e.stderr, "rigor: %d %s, %d %s: ok\n", len(set.Experiments), plural(len(set.Experiments), "experiment", "experiments"), points, plural(points, "point", "points"))
 	return nil
 }

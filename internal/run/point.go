@@ -343,6 +343,22 @@ func Groups(e engine.Engine, points []*spec.Point) []group {
 	return out
 }
 
+// Executions returns the points of each execution a run of the points
+// would make, grouped exactly as Run groups them (a sweep the engine runs
+// in one process is one execution) but not planned: for counting what a
+// run starts before anything is prepared.
+func Executions(x *spec.Experiment, points []*spec.Point) ([][]*spec.Point, error) {
+	e, err := all.Get(x.Spec.Engine.Family)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]*spec.Point
+	for _, g := range Groups(e, points) {
+		out = append(out, g.points)
+	}
+	return out, nil
+}
+
 // sweptNames are the axes of a group, for the record's warning.
 func sweptNames(points []*spec.Point) []string {
 	seen := map[string]bool{}
