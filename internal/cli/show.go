@@ -29,10 +29,12 @@ func (showCmd) Help() string {
 	return `Prints the effective configuration of an experiment or point (after
 unification and defaults), its #requires, and the exact plan a run would
 execute: every process (rpc-server workers, then the bench), its argv, its
-environment and its working directory. A sweep the engine runs in one
-process (llama-bench -ub 16,32) is shown as that one process, for the
-experiment and for each of its points, as 'rigor run --dry-run' prints
-it. Once the experiment is locked, the
+environment and its working directory, exactly as 'rigor run ID' (and
+'rigor run ID --dry-run') starts them for the same id. A sweep the engine
+runs in one process (llama-bench -ub 16,32) is that one process; a point
+of it shown alone is the process 'rigor run' of that point starts (-ub
+16), followed by a note naming the sweep's one process that 'rigor run'
+of the whole experiment measures it in. Once the experiment is locked, the
 model's path is the locked one and the engine's is its cached build or
 install, when there is one; paths only a lock, a build or a run can fill
 are shown as placeholders: <engine>, <synthetic model>, <run>.
@@ -52,6 +54,17 @@ type showPoint struct {
 	// RunsWith are the points measured by the same process as this one
 	// (a sweep the engine runs in one process), this one among them.
 	RunsWith []string `json:"runsWith,omitempty"`
+	// Sweep is, for a point shown alone, the process of its sweep that
+	// 'rigor run' of the whole experiment measures it in instead.
+	Sweep *showSweep `json:"sweep,omitempty"`
+}
+
+// showSweep is the one process a run of the whole experiment measures a
+// point in, with the other points of the sweep.
+type showSweep struct {
+	Run      string       `json:"run"`
+	RunsWith []string     `json:"runsWith"`
+	Plan     *engine.Plan `json:"plan"`
 }
 
 type showOut struct {
@@ -145,30 +158,27 @@ func (c *showCmd) Run(e *env) error {
 	out := showOut{ID: x.ID}
 	out.Requires = strings.Join(x.RequiresLines, "\n")
 	out.SpecDigest = lock.SpecDigest(x)
-	// The plans are those of a run of the whole experiment: a sweep the
-	// engine runs in one process (llama-bench -ub 16,32) is one plan, and
-	// a point of it is measured by that process, not by one of its own.
-	groups, err := run.PlanGroups(x, x.Points, in)
+	// The plans are those 'rigor run ID' starts for this very id: a sweep
+	// the engine runs in one process (llama-bench -ub 16,32) is one plan;
+	// a point of it alone is a process of its own (-ub 16), and the
+	// process 'rigor run X' would measure it in is named beside it.
+	groups, err := planGroups(x, points, in)
 	if err != nil {
-		var re *engine.ReservedArgError
-		if errors.As(err, &re) {
-			return withHint(err, "remove it from extraArgs; rigor sets it from the experiment")
-		}
 		return err
 	}
-	groupOf := map[*spec.Point]int{}
-	for i, g := range groups {
-		for _, p := range g.Points {
-			groupOf[p] = i
+	groupOf := groupIndex(groups)
+	var whole []run.DryPlan
+	if len(points) < len(x.Points) {
+		if whole, err = planGroups(x, x.Points, in); err != nil {
+			return err
 		}
 	}
+	wholeOf := groupIndex(whole)
 	for _, p := range points {
 		g := groups[groupOf[p]]
-		sp := showPoint{ID: p.ID, Swept: p.SweptMap(), Digest: p.Digest, Config: p.SpecJSON(), Plan: g.Plan}
-		if len(g.Points) > 1 {
-			for _, q := range g.Points {
-				sp.RunsWith = append(sp.RunsWith, q.ID)
-			}
+		sp := showPoint{ID: p.ID, Swept: p.SweptMap(), Digest: p.Digest, Config: p.SpecJSON(), Plan: g.Plan, RunsWith: pointIDs(g.Points)}
+		if i, ok := wholeOf[p]; ok && len(whole[i].Points) > 1 {
+			sp.Sweep = &showSweep{Run: x.ID, RunsWith: pointIDs(whole[i].Points), Plan: whole[i].Plan}
 		}
 		out.Points = append(out.Points, sp)
 	}
@@ -205,8 +215,58 @@ func (c *showCmd) Run(e *env) error {
 			fmt.Fprintf(w, "# <engine> is built or installed by the first run (rigor build prepares it)\n")
 		}
 		writePlan(w, sp.Plan)
+		if sw := sp.Sweep; sw != nil {
+			// The processes that differ (the bench; workers are the same).
+			same := map[string]bool{}
+			for _, proc := range sp.Plan.Processes {
+				same[proc.Name+"\x00"+proc.Shell()] = true
+			}
+			fmt.Fprintf(w, "# 'rigor run %s' measures this point in one process with the other %d points of its sweep instead:\n", sw.Run, len(sw.RunsWith)-1)
+			for _, proc := range sw.Plan.Processes {
+				if !same[proc.Name+"\x00"+proc.Shell()] {
+					fmt.Fprintf(w, "#   %s: %s\n", proc.Name, proc.Shell())
+				}
+			}
+		}
 	}
 	return nil
+}
+
+// planGroups plans the executions of points as a run of them makes them.
+func planGroups(x *spec.Experiment, points []*spec.Point, in engine.Inputs) ([]run.DryPlan, error) {
+	groups, err := run.PlanGroups(x, points, in)
+	if err != nil {
+		var re *engine.ReservedArgError
+		if errors.As(err, &re) {
+			return nil, withHint(err, "remove it from extraArgs; rigor sets it from the experiment")
+		}
+		return nil, err
+	}
+	return groups, nil
+}
+
+// groupIndex maps each point to the index of its execution.
+func groupIndex(groups []run.DryPlan) map[*spec.Point]int {
+	of := map[*spec.Point]int{}
+	for i, g := range groups {
+		for _, p := range g.Points {
+			of[p] = i
+		}
+	}
+	return of
+}
+
+// pointIDs are the ids of the points of a shared process; none for a
+// process of one point.
+func pointIDs(points []*spec.Point) []string {
+	if len(points) < 2 {
+		return nil
+	}
+	var ids []string
+	for _, p := range points {
+		ids = append(ids, p.ID)
+	}
+	return ids
 }
 
 // lockedInputs returns the paths a run of x would use, as far as they are
