@@ -283,9 +283,49 @@ func (c *runCmd) prepare(ctx context.Context, e *env, root string, store *result
 		}
 		items = append(items, run.Item{Prep: prep, Points: ex.points})
 	}
+	if err := c.prepareBaselines(ctx, e, r, items); err != nil {
+		return nil, nil, err
+	}
 	r.Progress = func(msg string) { fmt.Fprintf(e.stderr, "rigor: %s\n", msg) }
 	r.BuildProgress, r.BuildLog = nil, nil
 	return r, items, nil
+}
+
+// prepareBaselines prepares the baselines that the experiments'
+// quality.measure names and that are not run themselves: each is loaded,
+// must be locked and current, and its engine built and model verified, as
+// for a run.
+func (c *runCmd) prepareBaselines(ctx context.Context, e *env, r *run.Runner, items []run.Item) error {
+	byID := map[string]*run.Prepared{}
+	for _, it := range items {
+		byID[it.Prep.Experiment.ID] = it.Prep
+	}
+	for _, it := range items {
+		id := run.BaselineOf(it.Prep.Experiment)
+		if id == "" || id == it.Prep.Experiment.ID {
+			continue
+		}
+		if byID[id] == nil {
+			_, bx, _, entry, err := e.lockedExperiment(id, false)
+			if err != nil {
+				return fmt.Errorf("the quality baseline of %s: %w", it.Prep.Experiment.ID, err)
+			}
+			prog := newPrepareProgress(e.stderr, engineLabel(bx, entry))
+			pctx := prog.attach(ctx, r)
+			prog.run()
+			prep, err := r.Prepare(pctx, bx, entry)
+			prog.close()
+			if err != nil {
+				return explain(err, bx.ID)
+			}
+			byID[id] = prep
+		}
+		if r.Baselines == nil {
+			r.Baselines = map[string]*run.Prepared{}
+		}
+		r.Baselines[id] = byID[id]
+	}
+	return nil
 }
 
 // checkRequires refuses a rig that does not meet an experiment's

@@ -25,7 +25,8 @@ import (
 // Capabilities that only some families have are separate interfaces, found
 // with one lookup, [As]: [Sweeper] (several points in one process),
 // [Locator] (where a prepared engine is, without preparing it), [Builder]
-// (engines rigor compiles into its build cache) and [Server] (serve mode).
+// (engines rigor compiles into its build cache), [Server] (serve mode) and
+// [Qualifier] (quality measured against a baseline).
 // Each family asserts at compile time the capabilities it means to have,
 // and its conformance run (engine/enginetest, Case.Capabilities) fails
 // when one disappears.
@@ -64,6 +65,30 @@ type Engine interface {
 	// stopped (timeout, interrupt, a worker's death) is merged in by
 	// [Conclude], which callers use instead of calling Judge directly.
 	Judge(p *spec.Point, f Finished) Verdict
+}
+
+// Qualifier is an engine that measures model quality beside speed
+// (quality.measure): perplexity and KL divergence of a point's next-token
+// distributions against a baseline's, on a corpus.
+type Qualifier interface {
+	// QualityPlan returns the process of a quality job: with
+	// job.WriteBase, the one that writes the baseline's reference to
+	// job.Base; else the one that scores the point against it. The same
+	// contract as Plan: argv only, deterministic, no side effects.
+	QualityPlan(p *spec.Point, in Inputs, job QualityJob) (*Plan, error)
+	// JudgeQuality reads what the process left behind: the statistics of
+	// a scoring job, nil for a base job that succeeded, an error saying
+	// what is missing otherwise.
+	JudgeQuality(job QualityJob, f Finished) (*results.QualityMeasured, error)
+}
+
+// QualityJob is one quality process: the corpus file, context size and
+// chunk count, and the baseline's reference file, written or read.
+type QualityJob struct {
+	Corpus      string
+	Ctx, Chunks int
+	Base        string
+	WriteBase   bool
 }
 
 // Sweeper is an engine whose bench process can run several points of a
@@ -127,6 +152,8 @@ const (
 	CapLocator Capability = "Locator"
 	CapBuilder Capability = "Builder"
 	CapServer  Capability = "Server"
+	// CapQualifier: quality.measure (perplexity and KL divergence).
+	CapQualifier Capability = "Qualifier"
 )
 
 // Capabilities lists what [As] finds of e, in the order of the constants.
@@ -145,6 +172,8 @@ func Capabilities(e Engine) []Capability {
 	add(CapBuilder, ok)
 	_, ok = As[Server](e)
 	add(CapServer, ok)
+	_, ok = As[Qualifier](e)
+	add(CapQualifier, ok)
 	return out
 }
 

@@ -128,6 +128,7 @@ func (c *checker) check(x *spec.Experiment) []string {
 			reasons = append(reasons, c.verify("model file", f.Path, f)...)
 		}
 	}
+	reasons = append(reasons, checkCorpus(c.root, x, e)...)
 	return reasons
 }
 

@@ -47,6 +47,9 @@ type Entry struct {
 	Engine EngineLock `json:"engine"`
 	// Model is the locked model.
 	Model ModelLock `json:"model"`
+	// Corpus is the text quality.measure evaluates, by its name in the
+	// experiment, with its bytes' sha256 and size.
+	Corpus *FileLock `json:"corpus,omitempty"`
 }
 
 // EngineRequest is an engine source as the experiment wrote it.

@@ -254,9 +254,11 @@ func (r *Resolver) Resolve(ctx context.Context, x *spec.Experiment, old *Entry) 
 	go func() { defer wg.Done(); e.Engine, engErr = r.engine(ctx, x, oldEngine) }()
 	go func() { defer wg.Done(); e.Model, modErr = r.model(ctx, x, oldModel) }()
 	wg.Wait()
-	if err := errors.Join(engErr, modErr); err != nil {
+	corpus, corpErr := lockCorpus(r.opts.Root, x)
+	if err := errors.Join(engErr, modErr, corpErr); err != nil {
 		return nil, err
 	}
+	e.Corpus = corpus
 	return e, nil
 }
 

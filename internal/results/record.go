@@ -113,6 +113,9 @@ type Run struct {
 	Warnings []string `json:"warnings,omitempty"`
 
 	Metrics []Metric `json:"metrics,omitempty"`
+	// Quality is the run's quality as measured against a baseline
+	// (quality.measure in the experiment); absent when none was asked.
+	Quality *Quality `json:"quality,omitempty"`
 
 	Labels []string `json:"labels,omitempty"`
 	Notes  string   `json:"notes,omitempty"`

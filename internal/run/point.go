@@ -2,8 +2,11 @@ package run
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,6 +75,10 @@ type Runner struct {
 	Jobs int
 	// Now is the clock (tests fix it); nil means time.Now.
 	Now func() time.Time
+	// Baselines are the prepared baseline experiments that
+	// quality.measure names, by id (an experiment that is its own
+	// baseline needs none).
+	Baselines map[string]*Prepared
 	// BusyShare is the share of the cores other processes may take while
 	// the engine runs before the record warns that the machine was busy;
 	// 0 means [hoststate.DefaultBusyShare].
@@ -513,6 +520,16 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		known.AddArgv(pp.Argv)
 	}
 
+	// Quality is measured after the speed, per point, with its own
+	// processes: a point whose bench failed is not measured.
+	quality := map[string]*qualityRun{}
+	if x.Spec.Quality.Measure != nil && verdict.Status == results.StatusOK && ctx.Err() == nil {
+		for _, p := range g.points {
+			r.say("%s: measuring quality against %s", p.ID, BaselineOf(x))
+			quality[p.ID] = r.measureQuality(ctx, e, prep, p, runDir)
+		}
+	}
+
 	var runs []*PointRun
 	for _, p := range g.points {
 		rec := r.record(prep, p, plan, out, passed, runDir)
@@ -541,14 +558,31 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		if busy, why := state.Busy(r.busyShare()); busy && len(rec.Metrics) > 0 {
 			rec.Warnings = append(rec.Warnings, BusyWarning+why)
 		}
-		files := make([]string, 0, len(raw))
-		for name := range raw {
+		praw := raw
+		if x.Spec.Quality.Measure != nil {
+			rec.Quality = &results.Quality{Declared: declared(x.Spec.Quality)}
+		}
+		if qr := quality[p.ID]; qr != nil {
+			rec.Quality.Measured = qr.measured
+			rec.Processes = append(rec.Processes, qr.processes...)
+			praw = maps.Clone(raw)
+			maps.Copy(praw, qr.raw)
+			if qr.err != nil && rec.Status == results.StatusOK {
+				rec.Status = results.StatusFailed
+				if errors.Is(qr.err, context.Canceled) {
+					rec.Status = results.StatusInterrupted
+				}
+				rec.Error = "measuring quality: " + qr.err.Error()
+			}
+		}
+		files := make([]string, 0, len(praw))
+		for name := range praw {
 			files = append(files, name)
 		}
 		sort.Strings(files)
 		rec.Files = files
 		results.RedactWith(rec, r.Fingerprinter)
-		runs = append(runs, &PointRun{Point: p, Record: rec, Raw: raw, EngineWarnings: verdict.Warnings})
+		runs = append(runs, &PointRun{Point: p, Record: rec, Raw: praw, EngineWarnings: verdict.Warnings})
 	}
 	return runs, nil
 }
@@ -605,4 +639,15 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// declared is an experiment's quality declaration without its measure
+// request, for the record's quality.declared.
+func declared(q spec.Quality) json.RawMessage {
+	q.Measure = nil
+	b, err := json.Marshal(q)
+	if err != nil || string(b) == "{}" {
+		return nil
+	}
+	return b
 }

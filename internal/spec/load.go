@@ -502,6 +502,9 @@ func (s *Set) loadPackage(pkg string, inst *build.Instance, sel *selector, col *
 		e.Spec, e.canonical = spec, canon
 		s.check(e, col)
 		if !e.Broken {
+			s.checkQuality(e, v, def, col)
+		}
+		if !e.Broken {
 			s.expand(e, col)
 		}
 		s.Experiments = append(s.Experiments, e)

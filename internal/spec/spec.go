@@ -1,5 +1,7 @@
 package spec
 
+import "strings"
+
 // Spec is the effective configuration of one experiment or point, decoded
 // from CUE. Field names follow the schema (schema/*.cue).
 type Spec struct {
@@ -193,4 +195,27 @@ type Quality struct {
 	ExpertReduction *bool   `json:"expertReduction,omitempty"`
 	PowerLimitW     float64 `json:"powerLimitW,omitempty"`
 	Tradeoff        string  `json:"tradeoff,omitempty"`
+	// Measure asks for quality to be measured (schema #QualityMeasure).
+	Measure *QualityMeasure `json:"measure,omitempty"`
+}
+
+// QualityMeasure mirrors schema #QualityMeasure.
+type QualityMeasure struct {
+	Corpus   string `json:"corpus"`
+	Ctx      int    `json:"ctx"`
+	Chunks   int    `json:"chunks"`
+	Baseline string `json:"baseline"`
+}
+
+// BuiltinCorpusPrefix starts a corpus shipped with rigor
+// ("builtin:gutenberg") rather than a file of the module.
+const BuiltinCorpusPrefix = "builtin:"
+
+// BaselineID is the full id of a quality baseline named in package pkg:
+// a bare name is the package's own experiment.
+func BaselineID(pkg, baseline string) string {
+	if strings.Contains(baseline, "/") || pkg == "." || pkg == "" {
+		return baseline
+	}
+	return pkg + "/" + baseline
 }

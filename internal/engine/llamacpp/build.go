@@ -32,7 +32,7 @@ import (
 
 // DefaultTargets are the cmake targets a build makes when the recipe names
 // none.
-var DefaultTargets = []string{"llama-bench", "rpc-server", "llama-server"}
+var DefaultTargets = []string{"llama-bench", "rpc-server", "llama-server", PerplexityProgram}
 
 // buildRecipeVersion changes when the way rigor configures and builds
 // changes, so that older cache entries are not reused.
@@ -579,7 +579,7 @@ func Prebuilt(dir string) (*BuildInfo, error) {
 			continue
 		}
 		b := &BuildInfo{Dir: abs, BinDir: d, Bins: map[string]string{"llama-bench": bench}}
-		for _, n := range []string{"rpc-server", "llama-server"} {
+		for _, n := range []string{"rpc-server", "llama-server", PerplexityProgram} {
 			if fi, err := os.Stat(filepath.Join(d, n)); err == nil && fi.Mode().IsRegular() {
 				b.Bins[n] = filepath.Join(d, n)
 			}

@@ -373,7 +373,7 @@ func TestRecipeOf(t *testing.T) {
 		if got := strings.Join(env, " "); got != c.env {
 			t.Errorf("RecipeOf(%+v) env: got %q, want %q", c.build, got, c.env)
 		}
-		wantTargets := "llama-bench rpc-server llama-server"
+		wantTargets := "llama-bench rpc-server llama-server llama-perplexity"
 		if len(c.build.Targets) > 0 {
 			wantTargets = strings.Join(c.build.Targets, " ")
 		}

@@ -36,7 +36,7 @@ plain: schema.#Experiment & {
 `)
 			c := enginetest.Case{
 				Engine:           llamacpp.Engine{Fork: fork},
-				Capabilities:     []engine.Capability{engine.CapSweeper, engine.CapLocator, engine.CapBuilder, engine.CapServer},
+				Capabilities:     []engine.Capability{engine.CapSweeper, engine.CapLocator, engine.CapBuilder, engine.CapServer, engine.CapQualifier},
 				Point:            pts["c/plain"],
 				Success:          fixture(t, prefix+"_pp32_tg16_r2_json"),
 				ReportsBuild:     true,

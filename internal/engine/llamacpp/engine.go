@@ -37,7 +37,7 @@ var (
 func (e Engine) Family() string { return e.Fork }
 
 // Programs are the executables a build provides and a run may start.
-var Programs = []string{"llama-bench", "rpc-server", "llama-server"}
+var Programs = []string{"llama-bench", "rpc-server", "llama-server", PerplexityProgram}
 
 // BuildOptionsOf returns the build of a locked experiment built from git.
 func BuildOptionsOf(req engine.Request) (BuildOptions, error) {

@@ -87,7 +87,7 @@ func TestConformance(t *testing.T) {
 	e := serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp})
 	enginetest.Run(t, enginetest.Case{
 		Engine:           e,
-		Capabilities:     []engine.Capability{engine.CapSweeper, engine.CapLocator, engine.CapBuilder, engine.CapServer},
+		Capabilities:     []engine.Capability{engine.CapSweeper, engine.CapLocator, engine.CapBuilder, engine.CapServer, engine.CapQualifier},
 		Point:            p,
 		Success:          engine.Finished{Outputs: outs},
 		CrashAfterOutput: crash,
@@ -232,7 +232,7 @@ func TestWrap_capabilities(t *testing.T) {
 		bench engine.Engine
 		want  []engine.Capability
 	}{
-		{llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, []engine.Capability{engine.CapSweeper, engine.CapLocator, engine.CapBuilder, engine.CapServer}},
+		{llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, []engine.Capability{engine.CapSweeper, engine.CapLocator, engine.CapBuilder, engine.CapServer, engine.CapQualifier}},
 		{vllm.Engine{}, []engine.Capability{engine.CapServer}},
 	} {
 		e := serve.Wrap(c.bench)

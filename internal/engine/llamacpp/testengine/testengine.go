@@ -20,6 +20,14 @@
 // (context creation fails), RIGOR_TESTENGINE_TERM_AFTER_ROWS=N (SIGTERM
 // to itself after N rows, as if someone else killed it).
 //
+// llama-perplexity parses -m, -f, -c, --chunks, -t, -ngl, -ctk, -ctv,
+// --kl-divergence-base and --kl-divergence, computes next-token
+// distributions over a 259-token byte vocabulary from the context, with
+// noise seeded from the model file's bytes and the KV cache types, and
+// prints the statistics as upstream's tools/perplexity does (the base run's
+// "[1]…," and "Final estimate: PPL = … +/- …", the --kl-divergence table
+// and its "====== … statistics ======" blocks), computed for real.
+//
 // rpc-server parses -H/-p (and ik_llama.cpp's -h host), prints the startup
 // banner, listens and serves until killed;
 // RIGOR_TESTENGINE_RPC_NEVER_READY=1 makes it never listen, and

@@ -1,0 +1,74 @@
+package results
+
+import "encoding/json"
+
+// Quality is what a record says of the model quality of its run: what the
+// experiment declared (its spec's quality, without the measure request)
+// and what was measured against the baseline.
+type Quality struct {
+	// Declared is the experiment's quality declaration (kvCache,
+	// tradeoff, …) as the spec holds it.
+	Declared json.RawMessage `json:"declared,omitempty"`
+	// Measured is the measurement; absent when it failed (the record's
+	// error says why).
+	Measured *QualityMeasured `json:"measured,omitempty"`
+}
+
+// QualityMeasured is perplexity and KL divergence of the run's
+// next-token distributions on a corpus, against a baseline's. Values
+// are as the tool printed them: ± terms are one standard error;
+// percentages (SameTop, RMSDeltaP) are in percent. An error term the
+// tool printed as nan or inf (no spread: a baseline against itself) is 0.
+type QualityMeasured struct {
+	// Tool says what computed the statistics ("llama-perplexity").
+	Tool string `json:"tool"`
+	// Corpus is the corpus as the experiment names it; CorpusSHA256 its
+	// bytes' hash.
+	Corpus       string `json:"corpus"`
+	CorpusSHA256 string `json:"corpusSha256"`
+	// Ctx and Chunks are the context size and the number of chunks
+	// evaluated; Tokens is how many tokens were scored (the second half
+	// of each chunk).
+	Ctx    int `json:"ctx"`
+	Chunks int `json:"chunks"`
+	Tokens int `json:"tokens"`
+	// Baseline is the baseline experiment's id, BaselineLockDigest the
+	// digest of its lock entry, and BaselinePoint its point's spec digest:
+	// the reference logits are keyed by them.
+	Baseline           string `json:"baseline"`
+	BaselineLockDigest string `json:"baselineLockDigest"`
+	BaselinePoint      string `json:"baselinePoint,omitempty"`
+
+	PPL          float64 `json:"ppl"`
+	PPLErr       float64 `json:"pplErr"`
+	PPLBase      float64 `json:"pplBase"`
+	PPLBaseErr   float64 `json:"pplBaseErr"`
+	PPLRatio     float64 `json:"pplRatio"`
+	PPLRatioErr  float64 `json:"pplRatioErr"`
+	KLD          float64 `json:"kld"`
+	KLDErr       float64 `json:"kldErr"`
+	KLDMedian    float64 `json:"kldMedian"`
+	KLD99        float64 `json:"kld99"`
+	KLD999       float64 `json:"kld999"`
+	KLDMax       float64 `json:"kldMax"`
+	SameTop      float64 `json:"sameTop"`
+	SameTopErr   float64 `json:"sameTopErr"`
+	RMSDeltaP    float64 `json:"rmsDeltaP"`
+	RMSDeltaPErr float64 `json:"rmsDeltaPErr"`
+}
+
+// Comparable says why two measurements cannot be set side by side (another
+// corpus, context size, chunk count or baseline), or "" when they can.
+func (q *QualityMeasured) Comparable(o *QualityMeasured) string {
+	switch {
+	case q.CorpusSHA256 != o.CorpusSHA256:
+		return "the corpus differs"
+	case q.Ctx != o.Ctx:
+		return "the context size differs"
+	case q.Chunks != o.Chunks || q.Tokens != o.Tokens:
+		return "the number of tokens scored differs"
+	case q.Baseline != o.Baseline || q.BaselineLockDigest != o.BaselineLockDigest || q.BaselinePoint != o.BaselinePoint:
+		return "the baseline differs"
+	}
+	return ""
+}

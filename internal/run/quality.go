@@ -1,0 +1,266 @@
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rigorbench/rigor/internal/engine"
+	"github.com/rigorbench/rigor/internal/engine/all"
+	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+// QualityDir is where the baselines' reference logits and the corpora
+// they were computed on are kept, content-addressed, under rigor's cache.
+func QualityDir(cache string) string { return filepath.Join(cache, "quality") }
+
+// qualityRun is what measuring one point's quality left: the measurement
+// or why there is none, and the processes and their output, for the
+// record.
+type qualityRun struct {
+	measured  *results.QualityMeasured
+	err       error
+	processes []results.Process
+	raw       map[string][]byte
+}
+
+// BaselineOf is the experiment id quality.measure.baseline names.
+func BaselineOf(x *spec.Experiment) string {
+	if m := x.Spec.Quality.Measure; m != nil {
+		return spec.BaselineID(x.Package, m.Baseline)
+	}
+	return ""
+}
+
+// measureQuality measures point p's quality against its baseline: the
+// baseline's reference is computed once per (baseline lock, baseline
+// point, corpus, ctx, chunks, program) and kept in the cache, then p is
+// scored against it.
+func (r *Runner) measureQuality(ctx context.Context, e engine.Engine, prep *Prepared, p *spec.Point, runDir string) *qualityRun {
+	qr := &qualityRun{raw: map[string][]byte{}}
+	fail := func(err error) *qualityRun { qr.err = err; return qr }
+	x := prep.Experiment
+	m := x.Spec.Quality.Measure
+	qe, ok := engine.As[engine.Qualifier](e)
+	if !ok {
+		return fail(fmt.Errorf("%s does not measure quality", x.Spec.Engine.Family))
+	}
+	baseID := BaselineOf(x)
+	base := prep
+	if baseID != x.ID {
+		base = r.Baselines[baseID]
+	}
+	if base == nil || len(base.Experiment.Points) != 1 {
+		return fail(fmt.Errorf("the baseline %s was not prepared", baseID))
+	}
+	be, err := all.Get(base.Experiment.Spec.Engine.Family)
+	if err != nil {
+		return fail(err)
+	}
+	bq, ok := engine.As[engine.Qualifier](be)
+	if !ok {
+		return fail(fmt.Errorf("the baseline's family %s does not measure quality", base.Experiment.Spec.Engine.Family))
+	}
+	text, err := lock.Corpus(r.Root, m.Corpus)
+	if err != nil {
+		return fail(err)
+	}
+	sum := sha256.Sum256(text)
+	corpusSum := hex.EncodeToString(sum[:])
+	if c := prep.Entry.Corpus; c == nil || c.SHA256 != corpusSum {
+		return fail(fmt.Errorf("corpus %s is not the locked one (run 'rigor lock %s')", m.Corpus, x.ID))
+	}
+	dir := QualityDir(r.Cache)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fail(err)
+	}
+	corpusPath := filepath.Join(dir, "corpus-"+corpusSum+".txt")
+	if _, err := os.Stat(corpusPath); err != nil {
+		if err := writeAtomic(corpusPath, text); err != nil {
+			return fail(err)
+		}
+	}
+	bp := base.Experiment.Points[0]
+	key := baselineKey(base, bp, corpusSum, m)
+	basePath := filepath.Join(dir, key+".logits")
+	job := engine.QualityJob{Corpus: corpusPath, Ctx: m.Ctx, Chunks: m.Chunks, Base: basePath}
+	if _, err := os.Stat(basePath); err != nil {
+		r.say("computing the reference logits of baseline %s on %s (ctx %d, %d chunks): %s, kept in %s",
+			baseID, m.Corpus, m.Ctx, m.Chunks, baselineSize(base, m), filepath.Join("<cache>", "quality", key[:12]+"….logits"))
+		tmp := fmt.Sprintf("%s.tmp-%d", basePath, os.Getpid())
+		defer os.Remove(tmp)
+		bjob := job
+		bjob.Base, bjob.WriteBase = tmp, true
+		plan, err := bq.QualityPlan(bp, base.Inputs, bjob)
+		if err != nil {
+			return fail(err)
+		}
+		out, err := r.execQuality(ctx, x, plan, runDir, "baseline")
+		if err != nil {
+			return fail(err)
+		}
+		qr.record(plan, out, runDir, "quality-baseline")
+		if _, err := bq.JudgeQuality(bjob, finished(out)); err != nil {
+			return fail(fmt.Errorf("computing the baseline's logits: %w", err))
+		}
+		if err := os.Rename(tmp, basePath); err != nil {
+			return fail(err)
+		}
+	}
+	plan, err := qe.QualityPlan(p, prep.Inputs, job)
+	if err != nil {
+		return fail(err)
+	}
+	out, err := r.execQuality(ctx, x, plan, runDir, "quality")
+	if err != nil {
+		return fail(err)
+	}
+	qr.record(plan, out, runDir, "quality")
+	q, err := qe.JudgeQuality(job, finished(out))
+	if err != nil {
+		return fail(err)
+	}
+	q.Corpus, q.CorpusSHA256, q.Ctx = m.Corpus, corpusSum, m.Ctx
+	q.Baseline, q.BaselineLockDigest, q.BaselinePoint = baseID, base.Entry.Digest(), bp.Digest
+	qr.measured = q
+	return qr
+}
+
+func finished(out *Outcome) engine.Finished {
+	return engine.Finished{Stdout: out.Stdout, Stderr: out.Stderr, ExitCode: out.ExitCode, Signaled: out.Signaled,
+		Stopped: stopOf[out.How], StopErr: out.Err}
+}
+
+// record keeps a quality process and its output for the run's record.
+func (qr *qualityRun) record(plan *engine.Plan, out *Outcome, runDir, name string) {
+	for _, pp := range plan.Processes {
+		argv := make([]string, len(pp.Argv))
+		for i, a := range pp.Argv {
+			argv[i] = strings.ReplaceAll(a, runDir, engine.RunDirPlaceholder)
+		}
+		proc := results.Process{Role: pp.Role, Argv: argv, Env: pp.Env, Dir: pp.Dir}
+		c := out.ExitCode
+		proc.Exit = &c
+		proc.Signal = out.Signal
+		qr.processes = append(qr.processes, proc)
+	}
+	qr.raw[name+".stdout"] = out.Stdout
+	qr.raw[name+".stderr"] = out.Stderr
+}
+
+// execQuality runs one quality process with the experiment's environment
+// and timeout; a process that did not end by itself is an error.
+func (r *Runner) execQuality(ctx context.Context, x *spec.Experiment, plan *engine.Plan, runDir, name string) (*Outcome, error) {
+	getenv := r.Getenv
+	if getenv == nil {
+		getenv = func(string) (string, bool) { return "", false }
+	}
+	env, _ := Environment(getenv, nil, x.Spec.PassEnv)
+	timeout := r.Timeout
+	if timeout == 0 {
+		timeout = time.Hour
+		if x.Spec.TimeoutSeconds > 0 {
+			timeout = time.Duration(x.Spec.TimeoutSeconds) * time.Second
+		}
+	}
+	dir := filepath.Join(runDir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	out, err := Execute(ctx, Options{Plan: plan, Env: env, Dir: dir, LogDir: filepath.Join(dir, "logs"), Timeout: timeout, Grace: r.Grace})
+	if err != nil {
+		return nil, err
+	}
+	switch out.How {
+	case TimedOut:
+		return out, fmt.Errorf("%s timed out after %s", plan.Processes[0].Name, timeout)
+	case Interrupted:
+		return out, context.Canceled
+	case StartFailed:
+		return out, fmt.Errorf("starting %s: %v", plan.Processes[0].Name, out.Err)
+	}
+	return out, nil
+}
+
+// baselineKey is the content address of a baseline's reference logits.
+func baselineKey(base *Prepared, bp *spec.Point, corpusSum string, m *spec.QualityMeasure) string {
+	b, _ := json.Marshal(map[string]any{
+		"lock": base.Entry.Digest(), "point": bp.Digest, "corpus": corpusSum, "ctx": m.Ctx, "chunks": m.Chunks,
+		"family": base.Experiment.Spec.Engine.Family, "binaries": base.Engine.Binaries,
+	})
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// baselineSize says how large the reference logits will be: per scored
+// token, the vocabulary's log-probabilities as uint16 plus a scale and an
+// offset, and the chunks' tokens (llama-perplexity's layout). The
+// vocabulary is the model's GGUF header's, when known.
+func baselineSize(base *Prepared, m *spec.QualityMeasure) string {
+	scored := int64(m.Chunks) * int64(m.Ctx-1-m.Ctx/2)
+	var vocab int64
+	for _, f := range base.Model.Files {
+		if v, ok := f.GGUF["vocabSize"]; ok {
+			vocab = toInt(v)
+		}
+	}
+	if vocab <= 0 {
+		return fmt.Sprintf("n_vocab × %d tokens × 2 bytes (the vocabulary is not known before the run)", scored)
+	}
+	nv := 2*((vocab+1)/2) + 4
+	size := 20 + int64(m.Chunks)*int64(m.Ctx)*4 + scored*nv*2
+	return fmt.Sprintf("%s (%d tokens × %d log-probabilities × 2 bytes)", humanBytes(size), scored, vocab)
+}
+
+func toInt(v any) int64 {
+	switch n := v.(type) {
+	case float64:
+		return int64(n)
+	case int64:
+		return n
+	case uint64:
+		return int64(n)
+	case int:
+		return int64(n)
+	case json.Number:
+		i, _ := n.Int64()
+		return i
+	case string:
+		i, _ := strconv.ParseInt(n, 10, 64)
+		return i
+	}
+	return 0
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func writeAtomic(path string, b []byte) error {
+	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return errors.Join(err, os.Remove(tmp))
+	}
+	return nil
+}
