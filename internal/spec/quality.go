@@ -3,8 +3,8 @@ package spec
 import (
 	"embed"
 	"fmt"
-	"path"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
