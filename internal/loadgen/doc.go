@@ -12,11 +12,16 @@
 //     burstiness, as vLLM) or all at once, each waiting for one of the
 //     concurrency slots before it is sent.
 //  3. Each request records, from the moment it was sent: TTFT (the first
-//     chunk that carries text), every inter-token gap (ITL: the time
-//     between successive text chunks), the end-to-end latency (the last
-//     text chunk, vLLM's definition), the prompt and output token counts
-//     (the server's usage when it reports one, else the words sent and
-//     the text chunks received), and how it ended ([Outcome]).
+//     token chunk), every inter-token gap (ITL: the time between
+//     successive token chunks), the end-to-end latency (the last token
+//     chunk), the prompt and output token counts (the server's usage when
+//     it reports one, else the words sent and the chunks that carried
+//     text), and how it ended ([Outcome]). A token chunk is any event
+//     whose choices list is not empty, as vLLM's bench serve counts them
+//     (vllm/benchmarks/lib/endpoint_request_func.py): a chat's role-only
+//     delta and a chunk of empty text are tokens, a usage chunk with
+//     empty choices is not. Unlike vLLM, a stream that ends without
+//     [DONE] fails (vLLM accepts it).
 //  4. [Summarize] turns the requests into vLLM's aggregates: duration,
 //     completed and failed, request and token throughputs, goodput
 //     against the SLOs, and mean, median, standard deviation and

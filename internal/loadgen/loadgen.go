@@ -108,7 +108,9 @@ type Request struct {
 	TTFT    float64   `json:"ttft"`
 	ITL     []float64 `json:"itl"`
 	Latency float64   `json:"latency"`
-	// Chunks is the number of text chunks received.
+	// Chunks is the number of token chunks received: events with a
+	// non-empty choices list, as vLLM counts them (the role-only first
+	// delta of a chat and chunks of empty text included).
 	Chunks  int    `json:"chunks"`
 	Outcome string `json:"outcome"`
 	Error   string `json:"error,omitempty"`
@@ -445,6 +447,7 @@ func (c *Config) do(ctx context.Context, client *http.Client, p Prompt, r *Reque
 	}
 	var first, last time.Time
 	var completion, prompt *int
+	textChunks := 0
 	sawDone := false
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
 	var data bytes.Buffer
@@ -469,8 +472,21 @@ func (c *Config) do(ctx context.Context, client *http.Client, p Prompt, r *Reque
 				prompt = k.Usage.PromptTokens
 			}
 		}
-		if k.text() == "" {
+		// A token is any event whose choices list is not empty, whatever
+		// its text, as vLLM's bench serve counts them
+		// (vllm/benchmarks/lib/endpoint_request_func.py,
+		// async_request_openai_completions and
+		// async_request_openai_chat_completions: `if choices :=
+		// data.get("choices")`): a chat's role-only first delta and a
+		// chunk with empty text (a special token) are tokens there, so
+		// TTFT is the first of them and each later one adds an ITL gap; a
+		// usage chunk with empty choices is not. Only the count of output
+		// tokens without the server's usage is of text chunks.
+		if len(k.Choices) == 0 {
 			return nil
+		}
+		if k.text() != "" {
+			textChunks++
 		}
 		r.Chunks++
 		if first.IsZero() {
@@ -526,7 +542,7 @@ func (c *Config) do(ctx context.Context, client *http.Client, p Prompt, r *Reque
 	if !first.IsZero() {
 		r.Latency = last.Sub(sent).Seconds()
 	}
-	r.OutputLen = r.Chunks
+	r.OutputLen = textChunks
 	if completion != nil {
 		r.OutputLen = *completion
 		r.Usage = true
@@ -542,7 +558,7 @@ func (c *Config) do(ctx context.Context, client *http.Client, p Prompt, r *Reque
 	case !sawDone:
 		fail(NoDone, errors.New("the stream ended without [DONE]"))
 	case first.IsZero():
-		fail(NoToken, errors.New("the stream carried no text"))
+		fail(NoToken, errors.New("the stream carried no token: no event with choices"))
 	default:
 		r.Outcome = OK
 	}

@@ -40,7 +40,7 @@ type Result struct {
 	TotalTokenThroughput float64  `json:"total_token_throughput"`
 	MaxConcurrentReqs    int      `json:"max_concurrent_requests"`
 	// MaxOutputTokensPerS is the peak of output tokens per second as
-	// vLLM's bench serve computes it: each text chunk's arrival (start +
+	// vLLM's bench serve computes it: each token chunk's arrival (start +
 	// ttft, then each gap) counted in one-second buckets from the first
 	// successful request's start.
 	MaxOutputTokensPerS float64 `json:"max_output_tokens_per_s"`
@@ -324,7 +324,7 @@ func ReadRaw(data []byte) ([]*Request, error) {
 }
 
 // maxTokensPerSecond is vLLM's max_output_tokens_per_s: the largest count
-// of text chunks arriving in one second, the seconds counted from the
+// of token chunks arriving in one second, the seconds counted from the
 // first successful request's start.
 func maxTokensPerSecond(reqs []*Request) float64 {
 	first, ok := math.Inf(1), false

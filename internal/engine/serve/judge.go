@@ -78,7 +78,7 @@ func Judge(f engine.Finished) engine.Verdict {
 		m := results.Metric{Name: l.name, Test: Test, Unit: metricname.Ms, Direction: results.LowerIsBetter, Value: mean, Stddev: r.Stats["std_"+l.key+"_ms"]}
 		if l.key == "itl" && reqs != nil {
 			m.Samples = requestITL(reqs)
-			m.Derived = "per request: the mean gap between its text chunks; the mean and percentiles pool every gap of every request, as vLLM's ITL"
+			m.Derived = "per request: the mean gap between its token chunks (events with choices, as vLLM counts them); the mean and percentiles pool every gap of every request, as vLLM's ITL"
 		} else if reqs != nil {
 			m.Samples = loadgen.Samples(reqs, l.key)
 			if l.key == "tpot" {
@@ -187,7 +187,7 @@ func explainServer(msg string) string {
 	return ""
 }
 
-// requestITL is each completed request's mean gap between text chunks, in
+// requestITL is each completed request's mean gap between token chunks, in
 // ms: ITL's one value per request, for requests with a gap.
 func requestITL(reqs []*loadgen.Request) []float64 {
 	var out []float64

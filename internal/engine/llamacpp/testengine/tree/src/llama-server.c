@@ -11,8 +11,9 @@
  *   POST /v1/completions         streamed (SSE) or not
  *   POST /v1/chat/completions    streamed (SSE) or not
  * A streamed answer sends max_tokens chunks: the first TTFT ms after the
- * request was read, token k at TTFT + k*ITL ms (absolute times, so gaps do
- * not drift), then a usage chunk and [DONE].
+ * request was read (a chat's role-only delta just before it), token k at
+ * TTFT + k*ITL ms (absolute times, so gaps do not drift), then a usage
+ * chunk with empty choices and [DONE].
  *
  * Environment:
  *   RIGOR_TESTENGINE_SERVER_TTFT_MS  (default 20)
@@ -161,9 +162,11 @@ static void complete(int fd, const char *body, int chat) {
 		return;
 	}
 	if (sendf(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n")) return;
-	if (chat && sendf(fd, "data: {\"object\":\"%s\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null}}]}\n\n", obj)) return;
 	for (long k = 0; k < max; k++) {
 		at(&t0, ttft_ms + k * itl_ms);
+		/* a chat's role-only delta comes with the first token, as
+		 * llama.cpp's server sends it */
+		if (chat && k == 0 && sendf(fd, "data: {\"object\":\"%s\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null}}]}\n\n", obj)) return;
 		if (hit && k == 2) {
 			if (!strcmp(fault, "malformed")) {
 				sendf(fd, "data: {\"choices\":[{\"text\": tok\n\n");
