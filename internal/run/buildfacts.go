@@ -17,16 +17,22 @@ import (
 // do not, so each report is kept in the cache under the hash of the
 // engine's binaries, and a run without one takes the last report of the
 // same binaries, saying so (Build.From). A record without build facts
-// would otherwise read as a change of build beside its neighbours.
+// would otherwise read as a change of build beside its neighbours. The
+// bench program and the server of one build report different facts (the
+// rows' devices; /props), so each kind is kept apart: kind is "" for the
+// bench, "server" for a serve run.
 
 // buildFactsDir is the cache directory of the kept reports.
 func buildFactsDir(cache string) string { return filepath.Join(cache, "build-facts") }
 
-// binariesKey is the hash of the engine's binaries by name, "" when the
-// engine names none.
-func binariesKey(binaries map[string]string) string {
+// binariesKey is the hash of the engine's binaries by name, with the
+// kind of report after it when there is one; "" when the engine names none.
+func binariesKey(binaries map[string]string, kind string) string {
 	if len(binaries) == 0 {
 		return ""
+	}
+	if kind != "" {
+		return binariesKey(binaries, "") + "-" + kind
 	}
 	names := make([]string, 0, len(binaries))
 	for n := range binaries {
@@ -41,8 +47,8 @@ func binariesKey(binaries map[string]string) string {
 }
 
 // keepBuildFacts stores what the binaries reported; best effort.
-func keepBuildFacts(cache string, binaries map[string]string, b *results.Build) {
-	key := binariesKey(binaries)
+func keepBuildFacts(cache string, binaries map[string]string, kind string, b *results.Build) {
+	key := binariesKey(binaries, kind)
 	if cache == "" || key == "" || b == nil || b.From != "" {
 		return
 	}
@@ -69,8 +75,8 @@ func keepBuildFacts(cache string, binaries map[string]string, b *results.Build) 
 
 // keptBuildFacts returns the last report of the binaries, marked as such,
 // or nil.
-func keptBuildFacts(cache string, binaries map[string]string) *results.Build {
-	key := binariesKey(binaries)
+func keptBuildFacts(cache string, binaries map[string]string, kind string) *results.Build {
+	key := binariesKey(binaries, kind)
 	if cache == "" || key == "" {
 		return nil
 	}

@@ -493,10 +493,14 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		fin.Commit = prep.Engine.Commit
 	}
 	verdict := engine.Conclude(e, point, fin)
+	reporter := "" // the bench program reports the build, or the server
+	if x.Spec.Serve != nil {
+		reporter = "server"
+	}
 	if verdict.Build != nil {
-		keepBuildFacts(r.Cache, prep.Engine.Binaries, verdict.Build)
+		keepBuildFacts(r.Cache, prep.Engine.Binaries, reporter, verdict.Build)
 	} else {
-		verdict.Build = keptBuildFacts(r.Cache, prep.Engine.Binaries)
+		verdict.Build = keptBuildFacts(r.Cache, prep.Engine.Binaries, reporter)
 	}
 
 	// Every secret value the processes had (their environment, the

@@ -303,3 +303,35 @@ keyed: schema.#Experiment & {
 		t.Errorf("load generator %q: a server rigor starts is waited for on /health", lg.Argv)
 	}
 }
+
+// TestJudge_startedServerBuild: a server rigor started (llama-server built
+// from the lock) has its record's engine.build from what it said of itself
+// (/props's build_info, /v1/models), as a llama-bench run has llama-bench's
+// report of its build; issue 25 found engine.build null for llama-server
+// runs.
+func TestJudge_startedServerBuild(t *testing.T) {
+	pts := enginetest.LoadPoints(t, servePoint)
+	p := pts["c/plain"]
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal(measured(t)[serve.ResultFile], &res); err != nil {
+		t.Fatal(err)
+	}
+	res["server"] = json.RawMessage(`{"/props":{"build_info":"b7-abc1234","total_slots":2},"/v1/models":{"data":[{"id":"tiny.gguf","owned_by":"llamacpp"}]}}`)
+	data, _ := json.Marshal(res)
+	e := serve.Wrap(llamacpp.Engine{Fork: spec.FamilyLlamaCpp})
+	v := e.Judge(p, engine.Finished{Outputs: map[string][]byte{serve.ResultFile: data}})
+	if v.Status != results.StatusOK {
+		t.Fatalf("status %s: %s", v.Status, v.Error)
+	}
+	if v.Build == nil {
+		t.Fatal("no engine.build for a server rigor started")
+	}
+	if v.Build.Flavour != "server (build b7-abc1234)" || !strings.Contains(string(v.Build.Reported["/props"]), `"b7-abc1234"`) || v.Build.Reported["/v1/models"] == nil {
+		t.Errorf("build %+v: want flavour %q and what the server reported", v.Build, "server (build b7-abc1234)")
+	}
+	// A server that said nothing of itself leaves the build to the
+	// earlier report of the same binaries (run's fallback).
+	if v := e.Judge(p, engine.Finished{Outputs: measured(t)}); v.Build != nil {
+		t.Errorf("build %+v from a server that reported nothing", v.Build)
+	}
+}

@@ -15,8 +15,9 @@
 // rigor started it, sends the workload and writes its result and the raw
 // per-request data as the plan's outputs. Judge turns the result into the
 // common metrics (test "serve", the names vLLM's `bench serve` results
-// get in rigor); for a server rigor did not start it also keeps what the
-// server reported of itself as the record's engine build. This package
+// get in rigor); what the server reported of itself (/props, /version,
+// /v1/models) is the record's engine build, for a server rigor started
+// as for one it did not (whose only evidence of the engine it is). This package
 // names no family: engine/all wraps each one.
 package serve
 
@@ -165,6 +166,8 @@ func (e Engine) Judge(p *spec.Point, f engine.Finished) engine.Verdict {
 	v := Judge(f)
 	if p.Spec.Engine.Source.URL != "" {
 		unstarted(&v, p, f)
+	} else {
+		v.Build = reported(f, "server")
 	}
 	return v
 }

@@ -21,18 +21,12 @@ const maxReported = 512
 // engine build, the only evidence of which engine answered, and refused
 // credentials are explained.
 func unstarted(v *engine.Verdict, p *spec.Point, f engine.Finished) {
-	var r loadgen.Result
-	if data, ok := f.Outputs[ResultFile]; ok && json.Unmarshal(data, &r) == nil && len(r.Server) > 0 {
-		b := &results.Build{Flavour: "endpoint", Reported: map[string]json.RawMessage{}}
-		for path, body := range r.Server {
-			if kept := keepReported(body); kept != nil {
-				b.Reported[path] = kept
-			}
-		}
-		if id := identity(b.Reported); id != "" {
-			b.Flavour += " (" + id + ")"
-		}
+	if b := reported(f, "endpoint"); b != nil {
 		v.Build = b
+	}
+	var r loadgen.Result
+	if data, ok := f.Outputs[ResultFile]; ok {
+		json.Unmarshal(data, &r)
 	}
 	if v.Status != results.StatusFailed || r.Failures[loadgen.HTTPStatus] == 0 {
 		return
@@ -54,6 +48,30 @@ func unstarted(v *engine.Verdict, p *spec.Point, f engine.Finished) {
 		what = "the endpoint refused the API key in " + name
 	}
 	v.Error = fmt.Sprintf("%s (%d %s answered 401 or 403); %s", what, refused, plural(refused, "request", "requests"), v.Error)
+}
+
+// reported is the engine build a server's account of itself makes (the
+// load generator's result keeps the bodies of /v1/models, /props and
+// /version): the flavour ("endpoint" for a server rigor did not start,
+// "server" for one it started) with the build or version the server gives
+// ("server (build b6000-abc1234)"), and the bodies, secrets redacted and
+// long strings cut; nil when the server said nothing of itself.
+func reported(f engine.Finished, flavour string) *results.Build {
+	var r loadgen.Result
+	data, ok := f.Outputs[ResultFile]
+	if !ok || json.Unmarshal(data, &r) != nil || len(r.Server) == 0 {
+		return nil
+	}
+	b := &results.Build{Flavour: flavour, Reported: map[string]json.RawMessage{}}
+	for path, body := range r.Server {
+		if kept := keepReported(body); kept != nil {
+			b.Reported[path] = kept
+		}
+	}
+	if id := identity(b.Reported); id != "" {
+		b.Flavour += " (" + id + ")"
+	}
+	return b
 }
 
 // keepReported is a reported JSON body with its secrets redacted and its
