@@ -337,6 +337,21 @@ func Sync(ctx context.Context, root string, opts SyncOptions) ([]Synced, error) 
 	return out, nil
 }
 
+// headEntry returns the mode and blob of path (relative to the top of the
+// repository) in HEAD, or "" when HEAD has no such file.
+func headEntry(ctx context.Context, root, path string) (mode, blob string, err error) {
+	out, err := gitRun(ctx, root, nil, "ls-tree", "--full-tree", "-z", "HEAD", "--", path)
+	if err != nil {
+		return "", "", err
+	}
+	meta, name, ok := strings.Cut(strings.TrimSuffix(out, "\x00"), "\t")
+	f := strings.Fields(meta)
+	if !ok || name != path || len(f) != 3 || f[1] != "blob" {
+		return "", "", nil
+	}
+	return f[0], f[2], nil
+}
+
 // examineResults returns what merging a results branch would add, or why
 // it must not be merged.
 func examineResults(ctx context.Context, root, ref, branch string, check func([]AddedFile) []Refused) (Synced, error) {
@@ -367,14 +382,25 @@ func examineResults(ctx context.Context, root, ref, branch string, check func([]
 			return s, fmt.Errorf("merging %s: cannot read git diff's line %q", branch, f[i])
 		}
 		status := meta[4]
+		// A file this branch already holds as the results branch has
+		// it (same bytes, same mode; or absent on both for a deletion)
+		// is no conflict and brings nothing: a second clone whose
+		// history has the batch's commit under another hash, or a
+		// record the submitting side committed and pushed both.
+		hereMode, hereBlob, err := headEntry(ctx, root, path)
+		if err != nil {
+			return s, err
+		}
+		if status == "D" && hereBlob == "" || status != "D" && hereBlob == meta[3] && hereMode == meta[1] {
+			continue
+		}
 		if status != "A" {
 			conflicts = append(conflicts, path+" ("+map[string]string{"M": "changed", "D": "deleted", "T": "changed"}[status]+")")
 			continue
 		}
 		added = append(added, AddedFile{Path: path, Mode: meta[1], root: root, blob: meta[3]})
 		// Added there: it must be absent here, or the same bytes.
-		here, err := gitRun(ctx, root, nil, "rev-parse", "--verify", "-q", "HEAD:"+path)
-		if err != nil {
+		if hereBlob == "" {
 			if _, serr := os.Lstat(root + "/" + path); serr == nil {
 				conflicts = append(conflicts, path+" (an uncommitted file here)")
 				continue
@@ -382,9 +408,7 @@ func examineResults(ctx context.Context, root, ref, branch string, check func([]
 			s.Added = append(s.Added, path)
 			continue
 		}
-		if here != meta[3] {
-			conflicts = append(conflicts, path+" (differs)")
-		}
+		conflicts = append(conflicts, path+" (differs)")
 	}
 	if len(conflicts) > 0 {
 		return s, &ConflictError{Branch: branch, Paths: conflicts}

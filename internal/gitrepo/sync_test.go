@@ -190,3 +190,69 @@ func TestPublish_redactsRemote(t *testing.T) {
 		t.Errorf("the error holds the password: %v", err)
 	}
 }
+
+// A file the results branch changes or adds is no conflict when this
+// branch already holds the same bytes (issue 27, defect 2): a second clone
+// whose history has the batch's commit under another hash (rebased, or
+// the same lockfile committed there), or a record the submitting side
+// committed itself and pushed to the branch too.
+func TestSync_identicalIsNoConflict(t *testing.T) {
+	module, bare, clones, _ := remoteAndClones(t, 0)
+	// The batch's commit: a changed README and a new experiment file.
+	writeFile(t, filepath.Join(module, "README.md"), "experiments, changed\n")
+	writeFile(t, filepath.Join(module, "experiments/x/x.cue"), "package x\n")
+	gitCLI(t, module, "add", "-A")
+	gitCLI(t, module, "commit", "-q", "-m", "batch commit")
+	batch := strings.TrimSpace(gitCLI(t, module, "rev-parse", "HEAD"))
+	job := filepath.Join(t.TempDir(), "job")
+	gitCLI(t, module, "clone", "-q", module, job)
+	rec := "results/x/one/20260101T000000Z-0001.json"
+	writeFile(t, filepath.Join(job, rec), `{"from": "job"}`+"\n")
+	if _, err := Publish(context.Background(), job, PublishOptions{Remote: bare, Branch: "rigor/results/b1", Base: batch, Paths: []string{rec}, Message: "job"}); err != nil {
+		t.Fatal(err)
+	}
+	// A second clone of the remote: its main has the same files as the
+	// batch's commit, committed under another hash, and the record
+	// committed by hand.
+	second := filepath.Join(t.TempDir(), "second")
+	gitCLI(t, module, "clone", "-q", "-b", "main", bare, second)
+	_ = clones
+	writeFile(t, filepath.Join(second, "README.md"), "experiments, changed\n")
+	writeFile(t, filepath.Join(second, "experiments/x/x.cue"), "package x\n")
+	writeFile(t, filepath.Join(second, rec), `{"from": "job"}`+"\n")
+	gitCLI(t, second, "add", "-A")
+	gitCLI(t, second, "commit", "-q", "-m", "the same, another hash")
+	var checked []string
+	check := func(files []AddedFile) []Refused {
+		for _, f := range files {
+			checked = append(checked, f.Path)
+		}
+		return nil
+	}
+	got, err := Sync(context.Background(), second, SyncOptions{Remote: "origin", Check: check})
+	if err != nil {
+		t.Fatalf("Sync: %v; want the branch merged: every file it brings is already here", err)
+	}
+	if len(got) != 1 || len(got[0].Added) != 0 {
+		t.Errorf("Sync = %+v, want the branch merged adding nothing new", got)
+	}
+	if len(checked) != 0 {
+		t.Errorf("the check saw %v: files already here bring nothing to check", checked)
+	}
+	if _, err := gitRun(context.Background(), second, nil, "merge-base", "--is-ancestor", "refs/rigor/sync/b1", "HEAD"); err != nil {
+		t.Errorf("the branch is not merged: %v", err)
+	}
+	// A file that differs is still a conflict.
+	writeFile(t, filepath.Join(job, "results/x/one/20260101T000000Z-0002.json"), `{"from": "job"}`+"\n")
+	if _, err := Publish(context.Background(), job, PublishOptions{Remote: bare, Branch: "rigor/results/b1", Base: batch, Paths: []string{"results/x/one/20260101T000000Z-0002.json"}, Message: "job 2"}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(second, "results/x/one/20260101T000000Z-0002.json"), `{"from": "here"}`+"\n")
+	gitCLI(t, second, "add", "-A")
+	gitCLI(t, second, "commit", "-q", "-m", "different")
+	_, err = Sync(context.Background(), second, SyncOptions{Remote: "origin", Check: check})
+	var ce *ConflictError
+	if !errors.As(err, &ce) || len(ce.Paths) != 1 || ce.Paths[0] != "results/x/one/20260101T000000Z-0002.json (differs)" {
+		t.Errorf("got %v, want a conflict on the differing record only", err)
+	}
+}
