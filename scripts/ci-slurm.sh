@@ -83,7 +83,9 @@ JobCompType=jobcomp/filetxt
 JobCompLoc=$dir/log/jobcomp.txt
 AccountingStorageType=accounting_storage/none
 MinJobAge=600
-KillWait=5
+# A job Slurm signals (scancel, its time limit) has KillWait seconds to
+# record and push its run before SIGKILL: 5 s is short on a loaded machine.
+KillWait=30
 MessageTimeout=10
 SlurmdTimeout=30
 NodeName=localhost CPUs=$cpus RealMemory=$mem Gres=gpu:rtx:2 Features=rigortest,fakegpu State=UNKNOWN

@@ -123,7 +123,7 @@ func (c *jobsListCmd) Run(e *env) error {
 		return nil
 	} else {
 		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "JOB\tPOINT\tROUND\tSTATE\tREASON\tRECORD")
+		fmt.Fprintln(tw, "JOB\tPOINT\tROUND\tSTATE\tREASON\tNODE\tRECORD")
 		for _, r := range rows {
 			rec := "-"
 			if r.Run != "" {
@@ -132,7 +132,7 @@ func (c *jobsListCmd) Run(e *env) error {
 					rec += " (not synced)"
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", r.Job, r.Point, r.Round, r.State, dash(r.Reason), rec)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Job, r.Point, r.Round, r.State, dash(r.Reason), dash(r.Node), rec)
 		}
 		tw.Flush()
 		// The output tail of each job that ended without its own record.
@@ -267,7 +267,8 @@ func (c *jobsTaskCmd) Run(e *env) error {
 	task := &slurm.NodeTask{
 		Batch: b, Index: c.Index, Version: Version, Log: e.stderr,
 		Node: cfg.Getenv("SLURMD_NODENAME"), JobID: cfg.Getenv("SLURM_JOB_ID"), JobGPUs: cfg.Getenv("SLURM_JOB_GPUS"),
-		Cache: cfg.Cache, RigFile: cfg.RigFile, Environ: os.Environ(),
+		Partition: cfg.Getenv("SLURM_JOB_PARTITION"),
+		Cache:     cfg.Cache, RigFile: cfg.RigFile, Environ: os.Environ(),
 	}
 	err = task.Run(context.Background())
 	if errors.Is(err, slurm.ErrRunFailed) {

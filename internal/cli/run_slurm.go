@@ -31,7 +31,7 @@ type slurmFlags struct {
 
 func (c *runCmd) submitSlurm(e *env) error {
 	if c.DryRun || c.IgnoreRequires || c.NoCommit || c.Offline || c.Verify || c.Timeout != 0 {
-		return withHint(errors.New("--slurm takes --partition, --account, --time, --sbatch-arg, --rounds, --remote and --json; the other options of run apply to a run on this machine"),
+		return withHint(errors.New("--slurm takes --partition, --account, --time, --sbatch-arg, --rounds, --order-seed, --remote and --json; the other options of run apply to a run on this machine"),
 			"set the experiment's timeoutSeconds, or pass a time limit with --time")
 	}
 	if c.Rounds < 1 {
@@ -83,7 +83,7 @@ func (c *runCmd) submitSlurm(e *env) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sub, err := slurm.Submit(ctx, slurm.SubmitOptions{
-		Root: root, Experiment: x.ID, Points: ids, Rounds: c.Rounds, Config: cfg, Request: *req,
+		Root: root, Experiment: x.ID, Points: ids, Rounds: c.Rounds, OrderSeed: c.OrderSeed, Config: cfg, Request: *req,
 		Partition: c.Partition, Account: c.Account, Time: c.Time, SbatchArgs: c.SbatchArg,
 		Remote: c.Remote, Rigor: rigorPath, Author: e.cfg().GitAuthor,
 	})
@@ -99,6 +99,9 @@ func (c *runCmd) submitSlurm(e *env) error {
 	fmt.Fprintf(e.stderr, "rigor: submitted %s: %d %s (%d %s × %d %s) as Slurm job %s; records go to %s of %s\n",
 		x.ID, len(b.Tasks), plural(len(b.Tasks), "job", "jobs"), len(points), plural(len(points), "point", "points"),
 		c.Rounds, plural(c.Rounds, "round", "rounds"), id, b.Branch, remoteName)
+	if b.Rounds > 1 {
+		fmt.Fprintf(e.stderr, "rigor: %d rounds of invocation %s (order seed %d): each round's jobs are in an order shuffled from it, and 'rigor diff' pairs them by round\n", b.Rounds, b.Invocation, b.RoundsSeed)
+	}
 	fmt.Fprintf(e.stderr, "rigor: hint: 'rigor jobs' shows them, 'rigor jobs --wait' waits for them, 'rigor results sync' merges their records, 'rigor jobs cancel %s' cancels them\n", b.ID)
 	if c.JSON {
 		return e.printJSON(b)
@@ -108,6 +111,7 @@ func (c *runCmd) submitSlurm(e *env) error {
 	for _, t := range b.Tasks {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", b.JobIDOf(t.Index), t.Point, t.Round, b.ID)
 	}
+
 	return tw.Flush()
 }
 

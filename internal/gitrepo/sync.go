@@ -111,8 +111,13 @@ func Publish(ctx context.Context, dir string, opts PublishOptions) (string, erro
 		env = []string{"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email,
 			"GIT_COMMITTER_NAME=" + sig.Name, "GIT_COMMITTER_EMAIL=" + sig.Email}
 	}
-	// A private index, so the clone's own stays as it was.
-	env = append(env, "GIT_INDEX_FILE="+dir+"/.git/rigor-publish-index")
+	// A private index, so the clone's own stays as it was (in the git
+	// directory, wherever that is: a worktree's .git is a file).
+	index, err := gitRun(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "rigor-publish-index")
+	if err != nil {
+		return "", fmt.Errorf("publishing to %s: %w", opts.Branch, err)
+	}
+	env = append(env, "GIT_INDEX_FILE="+index)
 	tracking := "refs/rigor/publish-base"
 	var lastErr error
 	for i := 0; i < attempts; i++ {
@@ -323,6 +328,20 @@ func Sync(ctx context.Context, root string, opts SyncOptions) ([]Synced, error) 
 			return nil, err
 		}
 		out = append(out, s)
+	}
+	// A branch based on a commit that holds another branch's records (the
+	// submitting clone had merged them before it submitted) brings them
+	// again: each file counts once, with the first branch that brings it.
+	seen := map[string]bool{}
+	for i := range out {
+		kept := out[i].Added[:0]
+		for _, a := range out[i].Added {
+			if !seen[a] {
+				seen[a] = true
+				kept = append(kept, a)
+			}
+		}
+		out[i].Added = kept
 	}
 	for _, s := range out {
 		if !s.merge {

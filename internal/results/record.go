@@ -66,6 +66,10 @@ type Run struct {
 	RoundsSeed uint64 `json:"roundsSeed,omitempty"`
 	Order      int    `json:"order,omitempty"`
 
+	// Slurm names the Slurm job that ran the record (rigor run --slurm),
+	// or whose account rigor jobs recorded it from.
+	Slurm *SlurmJob `json:"slurm,omitempty"`
+
 	// Provenance says where the record came from when rigor did not run it
 	// itself (rigor import).
 	Provenance *Provenance `json:"provenance,omitempty"`
@@ -128,6 +132,20 @@ type Run struct {
 	// out.
 	Dirty      bool     `json:"dirty,omitempty"`
 	DirtyFiles []string `json:"dirtyFiles,omitempty"`
+}
+
+// SlurmJob is the Slurm job of a record made by rigor run --slurm.
+type SlurmJob struct {
+	// Batch is rigor's batch id (the submission).
+	Batch string `json:"batch"`
+	// JobID is Slurm's own id of the job ($SLURM_JOB_ID); for an array
+	// task ArrayJobID and ArrayIndex name it as users do (123_4).
+	JobID      string `json:"jobId,omitempty"`
+	ArrayJobID string `json:"arrayJobId,omitempty"`
+	ArrayIndex int    `json:"arrayIndex"`
+	// Node and Partition are where the job ran ("" when it never ran).
+	Node      string `json:"node,omitempty"`
+	Partition string `json:"partition,omitempty"`
 }
 
 // Provenance records an imported run's origin.

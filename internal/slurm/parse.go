@@ -30,7 +30,9 @@ type Job struct {
 	ExitCode int    `json:"exitCode"`
 	Signal   int    `json:"signal,omitempty"`
 	Nodes    string `json:"nodes,omitempty"`
-	StdOut   string `json:"stdout,omitempty"`
+	// Partition is the partition the job was given.
+	Partition string `json:"partition,omitempty"`
+	StdOut    string `json:"stdout,omitempty"`
 }
 
 // Terminal reports whether the job has ended.
@@ -111,7 +113,7 @@ func ParseScontrol(out string) ([]Job, error) {
 		}
 		j := Job{
 			ID: id, JobID: id, Name: kv["JobName"], State: kv["JobState"], Reason: kv["Reason"],
-			Nodes: nullable(kv["NodeList"]), StdOut: kv["StdOut"],
+			Nodes: nullable(kv["NodeList"]), Partition: kv["Partition"], StdOut: kv["StdOut"],
 			ArrayJobID: kv["ArrayJobId"], ArrayTask: kv["ArrayTaskId"],
 		}
 		if j.ArrayJobID != "" {
@@ -160,7 +162,7 @@ func ParseSqueue(out string) ([]Job, error) {
 }
 
 // SacctFields are the --format fields [ParseSacct] reads (with -P -n).
-const SacctFields = "JobID,JobName,State,ExitCode,NodeList"
+const SacctFields = "JobID,JobName,State,ExitCode,NodeList,Partition"
 
 // ParseSacct parses `sacct -P -n --format=SacctFields` output, keeping the
 // job allocations and leaving out their steps (123.batch, 123.0).
@@ -189,6 +191,9 @@ func ParseSacct(out string) ([]Job, error) {
 		j.Signal, _ = strconv.Atoi(sig)
 		if len(f) > 4 {
 			j.Nodes = nullable(f[4])
+		}
+		if len(f) > 5 {
+			j.Partition = f[5]
 		}
 		jobs = append(jobs, j)
 	}

@@ -32,16 +32,16 @@ func TestParseScontrol(t *testing.T) {
 	dir := "/m/.rigor/slurm/b1/"
 	// An array of three tasks that exit with their index.
 	check("scontrol-array.txt", []Job{
-		{ID: "9_2", JobID: "9", ArrayJobID: "9", ArrayTask: "2", Name: "wrap", State: "FAILED", Reason: "NonZeroExitCode", ExitCode: 2, Nodes: "localhost", StdOut: dir + "9_2.out"},
-		{ID: "9_1", JobID: "15", ArrayJobID: "9", ArrayTask: "1", Name: "wrap", State: "FAILED", Reason: "NonZeroExitCode", ExitCode: 1, Nodes: "localhost", StdOut: dir + "9_1.out"},
-		{ID: "9_0", JobID: "14", ArrayJobID: "9", ArrayTask: "0", Name: "wrap", State: "COMPLETED", ExitCode: 0, Nodes: "localhost", StdOut: dir + "9_0.out"},
+		{ID: "9_2", JobID: "9", ArrayJobID: "9", ArrayTask: "2", Name: "wrap", State: "FAILED", Reason: "NonZeroExitCode", ExitCode: 2, Nodes: "localhost", Partition: "debug", StdOut: dir + "9_2.out"},
+		{ID: "9_1", JobID: "15", ArrayJobID: "9", ArrayTask: "1", Name: "wrap", State: "FAILED", Reason: "NonZeroExitCode", ExitCode: 1, Nodes: "localhost", Partition: "debug", StdOut: dir + "9_1.out"},
+		{ID: "9_0", JobID: "14", ArrayJobID: "9", ArrayTask: "0", Name: "wrap", State: "COMPLETED", ExitCode: 0, Nodes: "localhost", Partition: "debug", StdOut: dir + "9_0.out"},
 	})
 	// A batch script that killed itself with SIGKILL.
-	check("scontrol-killed.txt", []Job{{ID: "10", JobID: "10", Name: "wrap", State: "FAILED", Reason: "JobLaunchFailure", Signal: 9, Nodes: "localhost", StdOut: dir + "f.out"}})
+	check("scontrol-killed.txt", []Job{{ID: "10", JobID: "10", Name: "wrap", State: "FAILED", Reason: "JobLaunchFailure", Signal: 9, Nodes: "localhost", Partition: "debug", StdOut: dir + "f.out"}})
 	// scancel of a running job.
-	check("scontrol-cancelled.txt", []Job{{ID: "11", JobID: "11", Name: "wrap", State: "CANCELLED", Signal: 15, Nodes: "localhost", StdOut: dir + "c.out"}})
+	check("scontrol-cancelled.txt", []Job{{ID: "11", JobID: "11", Name: "wrap", State: "CANCELLED", Signal: 15, Nodes: "localhost", Partition: "debug", StdOut: dir + "c.out"}})
 	// Waiting for GPUs another job holds.
-	check("scontrol-pending.txt", []Job{{ID: "13", JobID: "13", Name: "wrap", State: "PENDING", Reason: "Resources", StdOut: dir + "p.out"}})
+	check("scontrol-pending.txt", []Job{{ID: "13", JobID: "13", Name: "wrap", State: "PENDING", Reason: "Resources", Partition: "debug", StdOut: dir + "p.out"}})
 }
 
 func TestParseScontrol_error(t *testing.T) {

@@ -7,8 +7,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/results"
 )
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
 
 // JobStatus is one task of a batch as rigor jobs shows it, and its JSON
 // form.
@@ -171,6 +177,7 @@ func recordLostJob(ctx context.Context, e *RefreshOptions, store *results.Store,
 		Labels:  []string{"slurm"},
 		Notes:   fmt.Sprintf("recorded by rigor jobs from Slurm's account: batch %s, job %s, round %d", b.ID, b.JobIDOf(i), t.Round),
 	}
+	b.Stamp(run, i, j.JobID, j.Nodes, j.Partition)
 	rec := &results.Recorder{Store: store}
 	path, err := rec.Record(run, nil)
 	if err != nil {
@@ -185,8 +192,29 @@ func recordLostJob(ctx context.Context, e *RefreshOptions, store *results.Store,
 	if e.Recorded != nil {
 		e.Recorded(b.JobIDOf(i), t.Point, msg, path)
 	}
-	if _, err := rec.Commit(ctx, fmt.Sprintf("rigor jobs: %s: %s\n\nrun %s", t.Point, run.Status, run.ID)); err != nil {
+	msg = fmt.Sprintf("rigor jobs: %s: %s\n\nrun %s, slurm job %s (batch %s, round %d)", t.Point, run.Status, run.ID, b.JobIDOf(i), b.ID, t.Round)
+	if _, err := rec.Commit(ctx, msg); err != nil {
 		e.Warn([]error{fmt.Errorf("the record is kept at %s but was not committed: %v", rel, err)})
+	}
+	// The record goes to the batch's results branch like the jobs' own,
+	// so that every clone's rigor results sync brings it.
+	paths := []string{filepath.ToSlash(rel)}
+	if raw := store.RawDir(run.Experiment, run.ID); exists(raw) {
+		relRaw, _ := filepath.Rel(store.Root, raw)
+		paths = append(paths, filepath.ToSlash(relRaw))
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	pushed, err := gitrepo.Publish(pctx, store.Root, gitrepo.PublishOptions{
+		Remote: b.Remote, Branch: b.Branch, Base: b.Commit, Paths: paths, Message: msg, Author: b.Author,
+	})
+	if err != nil {
+		e.Warn([]error{fmt.Errorf("the record of job %s is committed here but not pushed to %s: %v", b.JobIDOf(i), b.Branch, err)})
+		return r, nil
+	}
+	r.Published = pushed
+	if err := b.SetResult(r); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

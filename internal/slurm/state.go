@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/rigorbench/rigor/internal/logtail"
+	"github.com/rigorbench/rigor/internal/results"
 	"os"
 	"path/filepath"
 	"sort"
@@ -44,6 +45,13 @@ type Batch struct {
 	RunArgs []string `json:"runArgs,omitempty"`
 	// JobID is Slurm's job id (the array's).
 	JobID string `json:"jobId"`
+	// Invocation is the submission's invocation id, recorded with every
+	// record of its jobs as a local run records its own: one submission
+	// is one invocation. Rounds is --rounds and RoundsSeed the seed each
+	// round's order was shuffled from (run.Order), as a local run's.
+	Invocation string `json:"invocation,omitempty"`
+	Rounds     int    `json:"rounds,omitempty"`
+	RoundsSeed uint64 `json:"roundsSeed,omitempty"`
 	// Args are the sbatch options the jobs were submitted with.
 	Args  []string `json:"args"`
 	Tasks []Task   `json:"tasks"`
@@ -52,11 +60,14 @@ type Batch struct {
 	Dir string `json:"-"`
 }
 
-// Task is one job of a batch: a point and a round.
+// Task is one job of a batch: a point, a round, and its place in the
+// round's shuffled order (from 1; the array runs a round's tasks in that
+// order).
 type Task struct {
 	Index int    `json:"index"`
 	Point string `json:"point"`
 	Round int    `json:"round"`
+	Order int    `json:"order,omitempty"`
 }
 
 // TaskResult is what a job, or rigor jobs after it, wrote about one task:
@@ -74,6 +85,9 @@ type TaskResult struct {
 	// empty when the record was written by rigor jobs on the submitting
 	// side (the job ended before recording).
 	Pushed string `json:"pushed,omitempty"`
+	// Published is the commit that carries a record rigor jobs wrote on
+	// the results branch: it pushes it there as the jobs push theirs.
+	Published string `json:"published,omitempty"`
 	// SlurmState is the job's final state when rigor jobs recorded it.
 	SlurmState string    `json:"slurmState,omitempty"`
 	Error      string    `json:"error,omitempty"`
@@ -152,6 +166,26 @@ func Batches(root string) ([]*Batch, []error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, errs
+}
+
+// Stamp writes into a record of task i what the batch knows of it: the
+// invocation, the round and its place in the round (with more than one
+// round, as a local rigor run --rounds records them), and the Slurm job.
+// jobID is Slurm's own id of the job ($SLURM_JOB_ID), node and partition
+// where it ran; each "" when unknown.
+func (b *Batch) Stamp(run *results.Run, i int, jobID, node, partition string) {
+	t := b.Tasks[i]
+	run.Invocation = b.Invocation
+	if b.Rounds > 1 {
+		run.Round, run.Rounds, run.RoundsSeed, run.Order = t.Round, b.Rounds, b.RoundsSeed, t.Order
+	}
+	sj := &results.SlurmJob{Batch: b.ID, JobID: jobID, ArrayIndex: i, Node: node, Partition: partition}
+	if len(b.Tasks) > 1 {
+		sj.ArrayJobID = b.JobID
+	} else if sj.JobID == "" {
+		sj.JobID = b.JobID
+	}
+	run.Slurm = sj
 }
 
 // JobIDOf returns the Slurm id of task i: "<array id>_<i>" for an array,

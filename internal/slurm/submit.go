@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/internal/gitrepo"
+	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/run"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -35,6 +38,8 @@ type SubmitOptions struct {
 	Experiment string
 	Points     []string
 	Rounds     int
+	// OrderSeed shuffles each round's order (run.Order); nil picks one.
+	OrderSeed *uint64
 	Config     *Config
 	Request    Request
 	// Partition, Account and Time override the Config's; SbatchArgs come
@@ -74,9 +79,22 @@ func Submit(ctx context.Context, o SubmitOptions) (*Submitted, error) {
 	}
 	b.Branch = gitrepo.ResultsBranchPrefix + b.ID
 	b.Dir = BatchDir(o.Root, b.ID)
-	for r := 1; r <= o.Rounds; r++ {
-		for _, p := range o.Points {
-			b.Tasks = append(b.Tasks, Task{Index: len(b.Tasks), Point: p, Round: r})
+	// One submission is one invocation: its rounds are shuffled as a local
+	// run's (run.Order), and each task keeps its round and place.
+	b.Invocation, b.Rounds = results.NewRunID(b.Submitted), max(o.Rounds, 1)
+	if o.OrderSeed != nil {
+		b.RoundsSeed = *o.OrderSeed
+	} else if b.Rounds > 1 {
+		// Below 2^53, as a local run's: JSON readers hold numbers as doubles.
+		b.RoundsSeed = mrand.Uint64N(1 << 53)
+	}
+	for r := 1; r <= b.Rounds; r++ {
+		for pos, pi := range run.Order(b.RoundsSeed, r, b.Rounds, len(o.Points)) {
+			t := Task{Index: len(b.Tasks), Point: o.Points[pi], Round: r}
+			if b.Rounds > 1 {
+				t.Order = pos + 1
+			}
+			b.Tasks = append(b.Tasks, t)
 		}
 	}
 	script := &Script{

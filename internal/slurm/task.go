@@ -39,8 +39,9 @@ type NodeTask struct {
 	Version string
 	// Log receives the task's progress and the run's stderr.
 	Log io.Writer
-	// Node is SLURMD_NODENAME, JobID SLURM_JOB_ID, JobGPUs SLURM_JOB_GPUS.
-	Node, JobID, JobGPUs string
+	// Node is SLURMD_NODENAME, JobID SLURM_JOB_ID, JobGPUs SLURM_JOB_GPUS,
+	// Partition SLURM_JOB_PARTITION.
+	Node, JobID, JobGPUs, Partition string
 	// Cache and RigFile are rigor's cache and RIGOR_RIG_FILE, for
 	// detecting the node's rig; Environ the environment the run inherits.
 	Cache, RigFile string
@@ -121,9 +122,17 @@ func (c *NodeTask) Run(ctx context.Context) error {
 		}
 		return c.fail(ctx, work, why, logtail.Lines(stderr.Bytes(), 20))
 	}
+	state := ""
 	if c.signalled() {
-		c.annotateStop(ctx, results.Open(work), runs)
+		state = c.stopState(ctx)
 	}
+	if state == "NODE_FAIL" {
+		return c.nodeLost()
+	}
+	c.rewrite(results.Open(work), runs, func(rec *results.Run) {
+		b.Stamp(rec, c.Index, c.JobID, c.Node, c.Partition)
+		annotateStop(rec, state)
+	})
 	return c.publish(ctx, work, runs)
 }
 
@@ -173,7 +182,9 @@ func (c *NodeTask) allocatedRig(ctx context.Context, dir string) (string, string
 }
 
 // stopState asks Slurm why this job got a signal: TIMEOUT (its time
-// limit), CANCELLED (scancel), or "" when Slurm does not say.
+// limit), CANCELLED (scancel), NODE_FAIL (Slurm lost the node, and kills
+// what is left of the job when the node comes back), or "" when Slurm
+// does not say.
 func (c *NodeTask) stopState(ctx context.Context) string {
 	if c.JobID == "" {
 		return ""
@@ -187,6 +198,8 @@ func (c *NodeTask) stopState(ctx context.Context) string {
 	// While its processes are being signalled the job may show as
 	// COMPLETING; the reason still tells a time limit.
 	switch j := jobs[0]; {
+	case j.State == "NODE_FAIL" || j.Reason == "NodeDown":
+		return "NODE_FAIL"
 	case j.State == "TIMEOUT" || j.Reason == "TimeLimit":
 		return "TIMEOUT"
 	case j.State == "CANCELLED" || j.State == "COMPLETING":
@@ -195,43 +208,67 @@ func (c *NodeTask) stopState(ctx context.Context) string {
 	return ""
 }
 
-// annotateStop says in the records rigor run wrote after Slurm signalled
-// the job why Slurm stopped the run: its time limit (status timeout) or
-// scancel (status interrupted). The records are this job's own and not yet
-// published.
-func (c *NodeTask) annotateStop(ctx context.Context, store *results.Store, runs []*results.Run) {
-	state := c.stopState(ctx)
+// annotateStop says in a record rigor run wrote after Slurm signalled the
+// job why Slurm stopped the run (state, from [NodeTask.stopState]): its
+// time limit (status timeout) or scancel (status interrupted).
+func annotateStop(rec *results.Run, state string) {
+	// Slurm signals every process of the job, the engine too: a bench
+	// killed by that signal is a run Slurm stopped, not a failure of the
+	// engine.
+	if rec.Status == results.StatusOK {
+		return
+	}
+	switch state {
+	case "TIMEOUT":
+		rec.Status = results.StatusTimeout
+		rec.Error = timeLimitError(rec.Error)
+	case "CANCELLED":
+		rec.Status = results.StatusInterrupted
+		rec.Error = stoppedError("cancelled in slurm (scancel)", rec.Error)
+	}
+}
+
+// rewrite applies edit to the records rigor run wrote for this job (its
+// own, not yet published) and to runs.
+func (c *NodeTask) rewrite(store *results.Store, runs []*results.Run, edit func(*results.Run)) {
 	for _, r := range runs {
-		// Slurm signals every process of the job, the engine too: a
-		// bench killed by that signal is a run Slurm stopped, not a
-		// failure of the engine.
-		if r.Status == results.StatusOK {
-			continue
-		}
 		path := store.RecordPath(r.Experiment, r.ID)
 		rec, err := results.Load(path)
 		if err != nil {
+			fmt.Fprintf(c.Log, "rigor: warning: %v\n", err)
 			continue
 		}
-		switch state {
-		case "TIMEOUT":
-			rec.Status = results.StatusTimeout
-			rec.Error = joinNonEmpty("slurm's time limit (--time) was reached", rec.Error)
-		case "CANCELLED":
-			rec.Status = results.StatusInterrupted
-			rec.Error = joinNonEmpty("cancelled in slurm (scancel)", rec.Error)
-		default:
-			continue
-		}
+		edit(rec)
 		data, err := results.Encode(rec)
 		if err != nil {
+			fmt.Fprintf(c.Log, "rigor: warning: %v\n", err)
 			continue
 		}
 		tmp := path + ".tmp"
-		if os.WriteFile(tmp, data, 0o644) == nil && os.Rename(tmp, path) == nil {
-			r.Status, r.Error = rec.Status, rec.Error
+		if err := os.WriteFile(tmp, data, 0o644); err != nil {
+			fmt.Fprintf(c.Log, "rigor: warning: %v\n", err)
+			continue
 		}
+		if err := os.Rename(tmp, path); err != nil {
+			fmt.Fprintf(c.Log, "rigor: warning: %v\n", err)
+			continue
+		}
+		edit(r)
 	}
+}
+
+// timeLimitError is a record's error when Slurm's time limit stopped the
+// run: rigor run saw a SIGTERM and said the user interrupted it, which is
+// not what happened.
+func timeLimitError(runErr string) string {
+	return stoppedError("slurm's time limit (--time) was reached", runErr)
+}
+
+// stoppedError is a record's error when Slurm stopped the run (why):
+// rigor run saw a SIGTERM and said the user interrupted it, which is not
+// what happened.
+func stoppedError(why, runErr string) string {
+	return joinNonEmpty(why, strings.Replace(runErr, "interrupted by the user", "the run was stopped", 1))
 }
 
 func joinNonEmpty(a, b string) string {
@@ -239,6 +276,15 @@ func joinNonEmpty(a, b string) string {
 		return a
 	}
 	return a + ": " + b
+}
+
+// nodeLost is a job whose node Slurm lost (NODE_FAIL) and which is being
+// killed now that the node is back: Slurm has ended the job, and rigor jobs
+// records it from Slurm's account. Publishing a record here too would make
+// two records of one job.
+func (c *NodeTask) nodeLost() error {
+	fmt.Fprintf(c.Log, "rigor: slurm ended job %s when it lost node %s (NODE_FAIL): 'rigor jobs' records it from Slurm's account; this run is not published\n", c.Batch.JobIDOf(c.Index), dash(c.Node))
+	return errors.New("slurm lost the job's node (NODE_FAIL)")
 }
 
 // fail records the task as a failed run with why and the log tail, and
@@ -252,6 +298,8 @@ func (c *NodeTask) fail(ctx context.Context, work, why, logTail string) error {
 		// scancel or the time limit stopped the job before rigor run
 		// recorded anything (while cloning, building, installing).
 		switch c.stopState(ctx) {
+		case "NODE_FAIL":
+			return c.nodeLost()
 		case "TIMEOUT":
 			status, why = results.StatusTimeout, "slurm's time limit (--time) was reached before the run: "+why
 		default:
@@ -264,6 +312,7 @@ func (c *NodeTask) fail(ctx context.Context, work, why, logTail string) error {
 		Labels: []string{"slurm"},
 		Notes:  fmt.Sprintf("slurm batch %s, job %s on %s, round %d", b.ID, b.JobIDOf(c.Index), dash(c.Node), t.Round),
 	}
+	b.Stamp(run, c.Index, c.JobID, c.Node, c.Partition)
 	if _, err := os.Stat(filepath.Join(work, ".git")); err != nil {
 		// Not even a clone: record it beside the batch only.
 		r := &TaskResult{Index: c.Index, JobID: b.JobIDOf(c.Index), Node: c.Node, Status: run.Status, Error: why}
