@@ -144,6 +144,9 @@ type Report struct {
 	// Untested is one line when some rows carry no verdict: why, and the
 	// command that would make the comparison testable.
 	Untested string
+	// Quality holds the quality measured against a baseline
+	// (quality.measure), per matched point where a side measured it.
+	Quality []QualityRow
 }
 
 // Units of the samples a row was tested on.
@@ -844,6 +847,14 @@ func Compare(a, b Side, opts Options) (*Report, error) {
 		}
 	}
 	rep.Mismatches, rep.Warnings = guard(sa, sb, cache, rep.Warnings)
+	for _, pr := range pairs {
+		if row, ok := qualityRow(pr.a, pr.b, pr.a.label, opts.Alpha); ok {
+			rep.Quality = append(rep.Quality, row)
+		}
+	}
+	if qualityMeasuredEverywhere(rep.Quality, len(pairs)) {
+		dropQualityMismatch(rep)
+	}
 	for _, sd := range []*side{sa, sb} {
 		rep.Warnings = append(rep.Warnings, mixedWarnings(sd, cache)...)
 	}
@@ -1636,7 +1647,7 @@ func guardValue(f string, r *results.Run, cache *configCache) string {
 	case "quality":
 		var kv []string
 		for _, l := range cache.of(r) {
-			if k, ok := strings.CutPrefix(l.path, "quality."); ok {
+			if k, ok := strings.CutPrefix(l.path, "quality."); ok && !strings.HasPrefix(k, "measure.") {
 				kv = append(kv, k+"="+strings.Trim(l.value, `"`))
 			}
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rigorbench/rigor/internal/compare/stats"
 	"github.com/rigorbench/rigor/internal/metric"
+	"github.com/rigorbench/rigor/internal/results"
 )
 
 // fmtNum formats a value with 4 significant digits and never an exponent
@@ -651,6 +652,9 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 			b.WriteString(line + "\n")
 		}
 	}
+	if q := renderQuality(r, r.Confidence); q != "" {
+		b.WriteString("\n" + q)
+	}
 	if r.Untested != "" {
 		b.WriteString("\n" + wrap(r.Untested, width, 2) + "\n")
 	}
@@ -895,6 +899,18 @@ type jsonReport struct {
 	Notes      []string       `json:"notes"`
 	Warnings   []jsonWarning  `json:"warnings"`
 	Untested   string         `json:"untested,omitempty"`
+	// Quality is the quality measured against a baseline, per point
+	// (absent when no side measured any).
+	Quality []jsonQuality `json:"quality,omitempty"`
+}
+
+type jsonQuality struct {
+	Point         string                   `json:"point"`
+	A             *results.QualityMeasured `json:"a"`
+	B             *results.QualityMeasured `json:"b"`
+	NotComparable string                   `json:"notComparable,omitempty"`
+	Verdict       string                   `json:"verdict"`
+	DeltaKLD      *float64                 `json:"deltaKld"`
 }
 
 type jsonSide struct {
@@ -1027,6 +1043,14 @@ func WriteJSON(w io.Writer, r *Report) error {
 	}
 	for _, m := range r.Mismatches {
 		out.Mismatches = append(out.Mismatches, jsonMismatch{m.Field, m.A, m.B, m.String()})
+	}
+	for _, q := range r.Quality {
+		jq := jsonQuality{Point: q.Point, A: q.A, B: q.B, NotComparable: q.NotComparable, Verdict: string(q.Verdict)}
+		if q.Verdict != NoVerdict {
+			d := q.Delta
+			jq.DeltaKLD = &d
+		}
+		out.Quality = append(out.Quality, jq)
 	}
 	for _, t := range r.Tables {
 		jt := jsonTable{Metric: t.Metric, Name: t.Name, Test: t.Test, Unit: t.Unit, Direction: t.Direction, Rows: []jsonRow{}}

@@ -1,6 +1,9 @@
 package results
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Quality is what a record says of the model quality of its run: what the
 // experiment declared (its spec's quality, without the measure request)
@@ -57,18 +60,21 @@ type QualityMeasured struct {
 	RMSDeltaPErr float64 `json:"rmsDeltaPErr"`
 }
 
-// Comparable says why two measurements cannot be set side by side (another
-// corpus, context size, chunk count or baseline), or "" when they can.
+// Comparable says why two measurements cannot be set side by side
+// (another corpus, context size, number of tokens or baseline), or ""
+// when they can.
 func (q *QualityMeasured) Comparable(o *QualityMeasured) string {
 	switch {
 	case q.CorpusSHA256 != o.CorpusSHA256:
-		return "the corpus differs"
+		return fmt.Sprintf("the corpus differs (%s %.8s → %s %.8s)", q.Corpus, q.CorpusSHA256, o.Corpus, o.CorpusSHA256)
 	case q.Ctx != o.Ctx:
-		return "the context size differs"
+		return fmt.Sprintf("the context size differs (%d → %d)", q.Ctx, o.Ctx)
 	case q.Chunks != o.Chunks || q.Tokens != o.Tokens:
-		return "the number of tokens scored differs"
-	case q.Baseline != o.Baseline || q.BaselineLockDigest != o.BaselineLockDigest || q.BaselinePoint != o.BaselinePoint:
-		return "the baseline differs"
+		return fmt.Sprintf("the tokens scored differ (%d → %d)", q.Tokens, o.Tokens)
+	case q.Baseline != o.Baseline:
+		return fmt.Sprintf("the baseline differs (%s → %s)", q.Baseline, o.Baseline)
+	case q.BaselineLockDigest != o.BaselineLockDigest || q.BaselinePoint != o.BaselinePoint:
+		return fmt.Sprintf("the baseline %s was locked or configured otherwise", q.Baseline)
 	}
 	return ""
 }
