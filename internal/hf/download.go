@@ -279,20 +279,9 @@ func (c *Client) fetch(ctx context.Context, repo, commit string, f FileInfo, par
 		return err
 	}
 	v := newVerifier(f)
-	offset := st.Size()
-	if offset > f.Size {
-		offset = 0
-	}
-	if offset > 0 {
-		// Hash what an earlier run left, then carry on after it.
-		n, err := io.Copy(v, io.LimitReader(fh, offset))
-		if err != nil {
-			return fmt.Errorf("reading partial download %s: %w", part, err)
-		}
-		if n != offset {
-			offset = 0
-			v.reset()
-		}
+	offset, err := resumeFrom(fh, v, st.Size(), f.Size)
+	if err != nil {
+		return fmt.Errorf("reading partial download %s: %w", part, err)
 	}
 	restart := func() error {
 		offset = 0
@@ -389,6 +378,24 @@ func (c *Client) fetch(ctx context.Context, repo, commit string, f FileInfo, par
 		return err
 	}
 	return v.check(repo, f)
+}
+
+// resumeFrom hashes into v what an earlier run left in fh (have bytes of
+// a file of size bytes) and returns the offset to carry on from: after
+// it, or 0 when it is too long or cannot be read whole.
+func resumeFrom(fh *os.File, v *verifier, have, size int64) (int64, error) {
+	if have <= 0 || have > size {
+		return 0, nil
+	}
+	n, err := io.Copy(v, io.LimitReader(fh, have))
+	if err != nil {
+		return 0, err
+	}
+	if n != have {
+		v.reset()
+		return 0, nil
+	}
+	return have, nil
 }
 
 // contentRangeStart parses the first byte position of "bytes a-b/n".
