@@ -238,20 +238,9 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 	if platform == "" {
 		platform = DefaultPlatform()
 	}
-	node, err := findTool(opts.Node, "node")
+	node, nodeVersion, major, err := findNode(ctx, opts.Node)
 	if err != nil {
-		return nil, &InstallError{Err: ErrNoNode, Msg: "installing node-llama-cpp: node is not on the PATH",
-			Advice: fmt.Sprintf("install Node.js %d or newer (https://nodejs.org or your package manager) and make sure `node` is on the PATH", MinNodeMajor)}
-	}
-	nodeVersion, major, err := NodeVersion(ctx, node)
-	if err != nil {
-		return nil, &InstallError{Err: ErrNoNode, Msg: "installing node-llama-cpp: " + err.Error(),
-			Advice: fmt.Sprintf("install Node.js %d or newer", MinNodeMajor)}
-	}
-	if major < MinNodeMajor {
-		return nil, &InstallError{Err: ErrNodeTooOld,
-			Msg:    fmt.Sprintf("installing node-llama-cpp: node %s is too old (node-llama-cpp needs %d or newer)", nodeVersion, MinNodeMajor),
-			Advice: fmt.Sprintf("install Node.js %d or newer and put it first on the PATH", MinNodeMajor)}
+		return nil, err
 	}
 	key := Key(opts.Version, platform, opts.Integrity, major)
 	root := filepath.Join(opts.Cache, "engines", "node-llama-cpp")
@@ -317,28 +306,9 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 		return nil, fmt.Errorf("installing node-llama-cpp: %w", err)
 	}
 	progress(fmt.Sprintf("installing %s into the engine cache (npm, optional packages omitted, scripts off)", strings.Join(pkgs, " ")))
-	args := append([]string{"install", "--omit=optional", "--ignore-scripts", "--no-audit", "--no-fund", "--save-exact",
-		"--no-update-notifier", "--prefix", tmp}, pkgs...)
-	cmd := exec.CommandContext(ctx, npm, args...)
-	cmd.Dir = tmp
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	// npm runs with node; put the chosen node first on its PATH.
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("installing node-llama-cpp: %w", ctx.Err())
-		}
-		return nil, npmError(err, out.Bytes(), opts.Version, platform)
-	}
-	installed, err := readPackageLock(tmp, []string{Package, PlatformPackage(platform)})
+	installed, err := npmInstall(ctx, npm, node, tmp, pkgs, opts.Version, platform)
 	if err != nil {
-		return nil, fmt.Errorf("installing node-llama-cpp: %w", err)
-	}
-	for name, p := range installed {
-		if p.Version != opts.Version {
-			return nil, fmt.Errorf("installing node-llama-cpp: npm installed %s@%s, want %s", name, p.Version, opts.Version)
-		}
+		return nil, err
 	}
 	if err := verifyIntegrity(installed, opts.Integrity); err != nil {
 		return nil, err
@@ -379,6 +349,57 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 	inst.Packages = installed
 	progress(fmt.Sprintf("installed node-llama-cpp@%s (%s) in %s", opts.Version, platform, dir))
 	return inst, nil
+}
+
+// findNode finds node (the one named, else on the PATH) and checks that it
+// is new enough: its path, version and major version.
+func findNode(ctx context.Context, named string) (node, version string, major int, err error) {
+	node, err = findTool(named, "node")
+	if err != nil {
+		return "", "", 0, &InstallError{Err: ErrNoNode, Msg: "installing node-llama-cpp: node is not on the PATH",
+			Advice: fmt.Sprintf("install Node.js %d or newer (https://nodejs.org or your package manager) and make sure `node` is on the PATH", MinNodeMajor)}
+	}
+	version, major, err = NodeVersion(ctx, node)
+	if err != nil {
+		return "", "", 0, &InstallError{Err: ErrNoNode, Msg: "installing node-llama-cpp: " + err.Error(),
+			Advice: fmt.Sprintf("install Node.js %d or newer", MinNodeMajor)}
+	}
+	if major < MinNodeMajor {
+		return "", "", 0, &InstallError{Err: ErrNodeTooOld,
+			Msg:    fmt.Sprintf("installing node-llama-cpp: node %s is too old (node-llama-cpp needs %d or newer)", version, MinNodeMajor),
+			Advice: fmt.Sprintf("install Node.js %d or newer and put it first on the PATH", MinNodeMajor)}
+	}
+	return node, version, major, nil
+}
+
+// npmInstall runs npm install of pkgs into tmp (optional packages
+// omitted, scripts off) with node first on npm's PATH, and returns the
+// packages npm installed, each checked to be version.
+func npmInstall(ctx context.Context, npm, node, tmp string, pkgs []string, version, platform string) (map[string]PackageInfo, error) {
+	args := append([]string{"install", "--omit=optional", "--ignore-scripts", "--no-audit", "--no-fund", "--save-exact",
+		"--no-update-notifier", "--prefix", tmp}, pkgs...)
+	cmd := exec.CommandContext(ctx, npm, args...)
+	cmd.Dir = tmp
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// npm runs with node; put the chosen node first on its PATH.
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("installing node-llama-cpp: %w", ctx.Err())
+		}
+		return nil, npmError(err, out.Bytes(), version, platform)
+	}
+	installed, err := readPackageLock(tmp, []string{Package, PlatformPackage(platform)})
+	if err != nil {
+		return nil, fmt.Errorf("installing node-llama-cpp: %w", err)
+	}
+	for name, p := range installed {
+		if p.Version != version {
+			return nil, fmt.Errorf("installing node-llama-cpp: npm installed %s@%s, want %s", name, p.Version, version)
+		}
+	}
+	return installed, nil
 }
 
 // checkNative checks the native files of a cached install against the
