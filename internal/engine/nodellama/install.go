@@ -248,31 +248,10 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 	inst := &Installation{Dir: dir, Key: key, Version: opts.Version, Platform: platform, Node: node, NodeVersion: nodeVersion,
 		Runner: filepath.Join(dir, RunnerFile)}
 
-	// A complete entry?
-	if m, err := readMarker(dir); err == nil {
-		if problem := checkFiles(dir, opts.Version, platform); problem == "" {
-			inst.Packages = m.Packages
-			inst.Cached = true
-			if err := verifyIntegrity(m.Packages, opts.Integrity); err != nil {
-				return nil, err
-			}
-			if err := checkNative(ctx, opts.Cache, dir, platform, m.Native); err != nil {
-				return nil, err
-			}
-			if err := ensureRunner(dir); err != nil {
-				return nil, fmt.Errorf("installing node-llama-cpp: %w", err)
-			}
-			progress(fmt.Sprintf("node-llama-cpp@%s (%s) is in the cache: %s", opts.Version, platform, dir))
-			return inst, nil
-		} else {
-			w := fmt.Sprintf("engine cache entry %s is damaged (%s): reinstalling", dir, problem)
-			inst.Warnings = append(inst.Warnings, w)
-			progress("warning: " + w)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		w := fmt.Sprintf("engine cache entry %s has an unreadable marker (%v): reinstalling", dir, err)
-		inst.Warnings = append(inst.Warnings, w)
-		progress("warning: " + w)
+	if cached, err := fromCache(ctx, opts, inst, progress); err != nil {
+		return nil, err
+	} else if cached {
+		return inst, nil
 	}
 	if _, err := os.Lstat(dir); err == nil {
 		// No valid marker: an interrupted install or a damaged entry.
@@ -349,6 +328,42 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 	inst.Packages = installed
 	progress(fmt.Sprintf("installed node-llama-cpp@%s (%s) in %s", opts.Version, platform, dir))
 	return inst, nil
+}
+
+// fromCache fills inst from a complete cache entry and reports whether
+// there was one; a damaged entry is a warning in inst (and the install
+// goes on). A complete entry whose packages or native files are not those
+// locked is an error.
+func fromCache(ctx context.Context, opts InstallOptions, inst *Installation, progress func(string)) (bool, error) {
+	dir, platform := inst.Dir, inst.Platform
+	m, err := readMarker(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			w := fmt.Sprintf("engine cache entry %s has an unreadable marker (%v): reinstalling", dir, err)
+			inst.Warnings = append(inst.Warnings, w)
+			progress("warning: " + w)
+		}
+		return false, nil
+	}
+	if problem := checkFiles(dir, opts.Version, platform); problem != "" {
+		w := fmt.Sprintf("engine cache entry %s is damaged (%s): reinstalling", dir, problem)
+		inst.Warnings = append(inst.Warnings, w)
+		progress("warning: " + w)
+		return false, nil
+	}
+	inst.Packages = m.Packages
+	inst.Cached = true
+	if err := verifyIntegrity(m.Packages, opts.Integrity); err != nil {
+		return true, err
+	}
+	if err := checkNative(ctx, opts.Cache, dir, platform, m.Native); err != nil {
+		return true, err
+	}
+	if err := ensureRunner(dir); err != nil {
+		return true, fmt.Errorf("installing node-llama-cpp: %w", err)
+	}
+	progress(fmt.Sprintf("node-llama-cpp@%s (%s) is in the cache: %s", opts.Version, platform, dir))
+	return true, nil
 }
 
 // findNode finds node (the one named, else on the PATH) and checks that it
