@@ -16,26 +16,7 @@ import (
 
 // server is `vllm serve MODEL [flags]`: the OpenAI-compatible server.
 func server(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	flags := map[string]string{}
-	var model string
-	var unknown []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, val, hasVal := strings.Cut(a, "=")
-		switch {
-		case !strings.HasPrefix(a, "-") && model == "":
-			model = a
-		case (valueFlags[name] || name == "--api-key") && hasVal:
-			flags[name] = val
-		case (valueFlags[name] || name == "--api-key") && i+1 < len(args):
-			i++
-			flags[name] = args[i]
-		case switchFlags[name] && !hasVal:
-			flags[name] = "true"
-		default:
-			unknown = append(unknown, a)
-		}
-	}
+	model, flags, unknown := serveArgs(args)
 	if len(unknown) > 0 {
 		fmt.Fprintf(stderr, "usage: vllm serve [model_tag] [options]\nvllm: error: unrecognized arguments: %s\n", strings.Join(unknown, " "))
 		return 2
@@ -78,44 +59,8 @@ func server(args []string, stdout, stderr io.Writer, getenv func(string) string)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []map[string]any{{"id": name, "object": "model", "owned_by": "vllm"}}})
 	})
-	stream := func(chat bool) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			var req struct {
-				Model     string `json:"model"`
-				MaxTokens int    `json:"max_tokens"`
-				Stream    bool   `json:"stream"`
-			}
-			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-				http.Error(w, `{"object":"error","message":"invalid JSON","code":400}`, http.StatusBadRequest)
-				return
-			}
-			if req.Model != name {
-				w.WriteHeader(http.StatusNotFound)
-				fmt.Fprintf(w, `{"object":"error","message":"The model %s does not exist.","type":"NotFoundError","code":404}`, req.Model)
-				return
-			}
-			if req.MaxTokens < 1 {
-				req.MaxTokens = 16
-			}
-			w.Header().Set("Content-Type", "text/event-stream")
-			fl, _ := w.(http.Flusher)
-			start := time.Now()
-			for k := 0; k < req.MaxTokens; k++ {
-				time.Sleep(time.Until(start.Add(10*time.Millisecond + time.Duration(float64(k)/speed*float64(time.Second)))))
-				if chat {
-					fmt.Fprintf(w, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" t%d\"}}]}\n\n", k)
-				} else {
-					fmt.Fprintf(w, "data: {\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" t%d\"}]}\n\n", k)
-				}
-				if fl != nil {
-					fl.Flush()
-				}
-			}
-			fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":16,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", req.MaxTokens)
-		}
-	}
-	mux.HandleFunc("POST /v1/completions", stream(false))
-	mux.HandleFunc("POST /v1/chat/completions", stream(true))
+	mux.HandleFunc("POST /v1/completions", completions(name, speed, false))
+	mux.HandleFunc("POST /v1/chat/completions", completions(name, speed, true))
 	var handler http.Handler = mux
 	key := flags["--api-key"]
 	if key == "" {
@@ -144,4 +89,67 @@ func server(args []string, stdout, stderr io.Writer, getenv func(string) string)
 		return 1
 	}
 	return 0
+}
+
+// serveArgs parses `vllm serve`'s arguments: the model, the flags it
+// knows, and the arguments it does not.
+func serveArgs(args []string) (model string, flags map[string]string, unknown []string) {
+	flags = map[string]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		switch {
+		case !strings.HasPrefix(a, "-") && model == "":
+			model = a
+		case (valueFlags[name] || name == "--api-key") && hasVal:
+			flags[name] = val
+		case (valueFlags[name] || name == "--api-key") && i+1 < len(args):
+			i++
+			flags[name] = args[i]
+		case switchFlags[name] && !hasVal:
+			flags[name] = "true"
+		default:
+			unknown = append(unknown, a)
+		}
+	}
+	return model, flags, unknown
+}
+
+// completions streams max_tokens tokens of the served model name at speed
+// tokens a second, as /v1/completions or (chat) /v1/chat/completions.
+func completions(name string, speed float64, chat bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model     string `json:"model"`
+			MaxTokens int    `json:"max_tokens"`
+			Stream    bool   `json:"stream"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, `{"object":"error","message":"invalid JSON","code":400}`, http.StatusBadRequest)
+			return
+		}
+		if req.Model != name {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"object":"error","message":"The model %s does not exist.","type":"NotFoundError","code":404}`, req.Model)
+			return
+		}
+		if req.MaxTokens < 1 {
+			req.MaxTokens = 16
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl, _ := w.(http.Flusher)
+		start := time.Now()
+		for k := 0; k < req.MaxTokens; k++ {
+			time.Sleep(time.Until(start.Add(10*time.Millisecond + time.Duration(float64(k)/speed*float64(time.Second)))))
+			if chat {
+				fmt.Fprintf(w, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" t%d\"}}]}\n\n", k)
+			} else {
+				fmt.Fprintf(w, "data: {\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" t%d\"}]}\n\n", k)
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":16,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", req.MaxTokens)
+	}
 }
