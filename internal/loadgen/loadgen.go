@@ -397,6 +397,51 @@ func (k *chunk) text() string {
 	return s
 }
 
+// readEvents reads a server-sent event stream, calling handle with the
+// data of each event, until handle says it is done or fails or the stream
+// ends. It returns handle's error, or the read error (io.EOF is the end).
+func readEvents(body io.Reader, handle func(ev []byte) (done bool, err error)) error {
+	br := bufio.NewReaderSize(body, 64<<10)
+	var data bytes.Buffer
+	flush := func() (bool, error) {
+		if data.Len() == 0 {
+			return false, nil
+		}
+		done, err := handle(data.Bytes())
+		data.Reset()
+		return done, err
+	}
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// a long line: gather it whole
+			rest, err2 := br.ReadBytes('\n')
+			line = append(append([]byte(nil), line...), rest...)
+			err = err2
+		}
+		l := bytes.TrimRight(line, "\r\n")
+		switch {
+		case len(l) == 0 && len(line) > 0:
+			if done, herr := flush(); herr != nil || done {
+				return herr
+			}
+		case bytes.HasPrefix(l, []byte("data:")):
+			v := bytes.TrimPrefix(bytes.TrimPrefix(l, []byte("data:")), []byte(" "))
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.Write(v)
+		}
+		if err == io.EOF {
+			_, herr := flush()
+			return herr
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
 // do sends one request and measures it into r.
 func (c *Config) do(ctx context.Context, client *http.Client, p Prompt, r *Request, sent time.Time) {
 	if c.Timeout > 0 {
@@ -449,8 +494,6 @@ func (c *Config) do(ctx context.Context, client *http.Client, p Prompt, r *Reque
 	var completion, prompt *int
 	textChunks := 0
 	sawDone := false
-	br := bufio.NewReaderSize(resp.Body, 64<<10)
-	var data bytes.Buffer
 	handle := func(ev []byte) error {
 		now := time.Now()
 		if bytes.Equal(bytes.TrimSpace(ev), []byte("[DONE]")) {
@@ -498,47 +541,10 @@ func (c *Config) do(ctx context.Context, client *http.Client, p Prompt, r *Reque
 		last = now
 		return nil
 	}
-	var streamErr error
-	for !sawDone {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			// a long line: gather it whole
-			rest, err2 := br.ReadBytes('\n')
-			line = append(append([]byte(nil), line...), rest...)
-			err = err2
-		}
-		l := bytes.TrimRight(line, "\r\n")
-		switch {
-		case len(l) == 0 && len(line) > 0:
-			if data.Len() > 0 {
-				if e := handle(data.Bytes()); e != nil {
-					streamErr = e
-				}
-				data.Reset()
-			}
-		case bytes.HasPrefix(l, []byte("data:")):
-			v := bytes.TrimPrefix(bytes.TrimPrefix(l, []byte("data:")), []byte(" "))
-			if data.Len() > 0 {
-				data.WriteByte('\n')
-			}
-			data.Write(v)
-		}
-		if streamErr != nil {
-			break
-		}
-		if err != nil {
-			if data.Len() > 0 && err == io.EOF {
-				if e := handle(data.Bytes()); e != nil {
-					streamErr = e
-				}
-				data.Reset()
-			}
-			if err != io.EOF && streamErr == nil {
-				streamErr = err
-			}
-			break
-		}
-	}
+	streamErr := readEvents(resp.Body, func(ev []byte) (bool, error) {
+		err := handle(ev)
+		return sawDone, err
+	})
 	if !first.IsZero() {
 		r.Latency = last.Sub(sent).Seconds()
 	}
