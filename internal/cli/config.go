@@ -40,6 +40,9 @@ import (
 //	RIGOR_CONFIRM_RUNS, RIGOR_CONFIRM_ETA
 //	                  the size above which 'rigor run' asks first (1000
 //	                  runs, 24h; [config.askLimits])
+//	RIGOR_SYSFS_ROOT  a directory that replaces /sys for the power sampler's
+//	                  RAPL tree (class/powercap/intel-rapl:*) (tests); the
+//	                  GPU tools are found on PATH
 type config struct {
 	Cache   string
 	HFCache string
@@ -49,6 +52,8 @@ type config struct {
 	// GitTimeout is RIGOR_GIT_TIMEOUT as set, trimmed ([config.gitTimeout]).
 	GitTimeout  string
 	FallbackDir string
+	// SysRoot is RIGOR_SYSFS_ROOT.
+	SysRoot string
 	// Secrets knows the environment's secrets, kept out of commits.
 	Secrets *redact.Scrubber
 	Getenv  func(string) string
@@ -63,6 +68,7 @@ func loadConfig() config {
 	c.GitAuthor = strings.TrimSpace(c.Getenv(gitrepo.AuthorEnv))
 	c.GitTimeout = strings.TrimSpace(c.Getenv("RIGOR_GIT_TIMEOUT"))
 	c.FallbackDir = c.Getenv("RIGOR_FALLBACK_DIR")
+	c.SysRoot = c.Getenv("RIGOR_SYSFS_ROOT")
 	if c.FallbackDir == "" {
 		c.FallbackDir = filepath.Join(os.TempDir(), fmt.Sprintf("rigor-unsaved-%d", os.Getuid()))
 	}
@@ -130,7 +136,8 @@ func (e *env) detectRig(ctx context.Context) (*rig.Rig, error) {
 // the configuration filled in.
 func (e *env) runner(root string) *run.Runner {
 	c := e.cfg()
-	return &run.Runner{Root: root, Cache: c.Cache, HFCache: c.HFCache, Getenv: c.Lookup, RigorVersion: Version, Secrets: e.secrets}
+	return &run.Runner{Root: root, Cache: c.Cache, HFCache: c.HFCache, Getenv: c.Lookup, RigorVersion: Version, Secrets: e.secrets,
+		SysRoot: c.SysRoot}
 }
 
 // store returns the results store of the module at root, its commits

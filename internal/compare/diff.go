@@ -307,7 +307,7 @@ const NotRecorded = "(not recorded)"
 // GuardFields are the fields the comparability guard checks, in the order
 // it reports them.
 var GuardFields = []string{
-	"cpu", "cpuCores", "gpu", "gpuCount", "gpuMemoryGB", "driver",
+	"cpu", "cpuCores", "gpu", "gpuCount", "gpuMemoryGB", "driver", "powerLimit",
 	"pinned", "backend", "buildId", "binaries", "build",
 	"fileType", "modelSHA256", "quant", "quality",
 }
@@ -319,6 +319,7 @@ var fieldNames = map[string]string{
 	"gpuCount":    "GPU count",
 	"gpuMemoryGB": "GPU memory (GB)",
 	"driver":      "GPU driver",
+	"powerLimit":  "GPU power limit",
 	"pinned":      "engine not pinned on one side:",
 	"backend":     "engine backend",
 	"buildId":     "engine build id",
@@ -1598,6 +1599,23 @@ func guardValue(f string, r *results.Run, cache *configCache) string {
 			return "none"
 		}
 		return rigDriver(g)
+	case "powerLimit":
+		// The limits the power sampler read before the run, else the
+		// rig's: a GPU allowed less power is slower by design.
+		if m := r.Machine; m != nil && m.Energy != nil {
+			if s := m.Energy.PowerLimits(); s != "" {
+				return s
+			}
+		}
+		if g != nil {
+			var parts []string
+			for _, a := range g.Accelerators {
+				if w := a.EffectivePowerLimitW(); w > 0 {
+					parts = append(parts, "gpu"+strconv.Itoa(a.Index)+"="+strconv.FormatFloat(w, 'f', -1, 64)+" W")
+				}
+			}
+			return strings.Join(parts, ", ")
+		}
 	case "backend":
 		if r.Engine.Backend != "" {
 			return r.Engine.Backend

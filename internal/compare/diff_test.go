@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/internal/compare/stats"
+	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 )
@@ -223,6 +224,22 @@ func TestCompare_guard(t *testing.T) {
 	rb.Engine.Build = &results.Build{Flavour: "localBuild", CPUFeatures: []string{"AVX512"}}
 	_, err := Compare(Side{"a", []results.Run{ra}}, Side{"b", []results.Run{rb}}, Options{Strict: true})
 	if want := "sides are not comparable: engine build flavour prebuilt (AVX2 FMA) → localBuild (AVX512)"; err == nil || err.Error() != want {
+		t.Errorf("strict error %v, want %q", err, want)
+	}
+	// A GPU power limit: a capped GPU is slower by design (issue 32).
+	capped := func(w float64) func(*results.Run) {
+		return func(r *results.Run) {
+			r.Machine = &hoststate.State{Energy: &hoststate.Energy{Domains: []hoststate.PowerDomain{
+				{Name: "gpu0", Kind: "gpu", Method: hoststate.MethodCounter, PowerLimitW: 450, EnforcedPowerLimitW: 450},
+				{Name: "gpu1", Kind: "gpu", Method: hoststate.MethodCounter, PowerLimitW: w, EnforcedPowerLimitW: w}}}}
+		}
+	}
+	check("power limit recorded on one side", capped(300), "powerLimit")
+	ra, rb = base(), base()
+	capped(450)(&ra)
+	capped(300)(&rb)
+	_, err = Compare(Side{"a", []results.Run{ra}}, Side{"b", []results.Run{rb}}, Options{Strict: true})
+	if want := "sides are not comparable: GPU power limit gpu0=450 W, gpu1=450 W → gpu0=450 W, gpu1=300 W"; err == nil || err.Error() != want {
 		t.Errorf("strict error %v, want %q", err, want)
 	}
 	// Within one side: two GPUs pooled on B.

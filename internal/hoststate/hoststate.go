@@ -58,6 +58,9 @@ type State struct {
 	OtherCores *float64 `json:"otherCores,omitempty"`
 	// Notes says what could not be read (a GPU tool that failed).
 	Notes []string `json:"notes,omitempty"`
+	// Energy is what the GPUs, CPU packages and DRAM drew while the
+	// engine ran, sampled every [Options.PowerInterval].
+	Energy *Energy `json:"energy,omitempty"`
 }
 
 // Sample is the machine at one moment.
@@ -121,6 +124,14 @@ type Options struct {
 	Timeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// PowerInterval is the time between power samples; 0 means
+	// [DefaultPowerInterval], a negative value turns power sampling off.
+	PowerInterval time.Duration
+	// SysRoot replaces /sys for the powercap (RAPL) tree; "" means Root's
+	// /sys.
+	SysRoot string
+	// MaxPowerPoints bounds each power domain's series (0: 2048).
+	MaxPowerPoints int
 }
 
 // Sampler samples the machine while a run goes on. Its methods are safe
@@ -140,6 +151,9 @@ type Sampler struct {
 	cpuLast  map[int]float64 // and when last seen
 	notes    map[string]bool
 	stopOnce sync.Once
+
+	power     *powerMeter // nil when power sampling is off
+	powerDone chan struct{}
 }
 
 // Start samples the machine now and keeps sampling until [Sampler.Stop].
@@ -173,7 +187,45 @@ func StartWith(ctx context.Context, pids func() []int, opts Options) *Sampler {
 	s.state.Before = before
 	ctx, s.cancel = context.WithCancel(ctx)
 	go s.loop(ctx)
+	if opts.PowerInterval >= 0 {
+		if s.opts.PowerInterval == 0 {
+			s.opts.PowerInterval = DefaultPowerInterval
+		}
+		s.power = newPowerMeter(s.opts)
+		s.power.readLimits(ctx)
+		s.power.tick(ctx, s.opts.Now())
+		s.powerDone = make(chan struct{})
+		go s.powerLoop(ctx)
+	}
 	return s
+}
+
+// powerLoop reads the power sources every PowerInterval until Stop. The
+// meter is this goroutine's until it ends.
+func (s *Sampler) powerLoop(ctx context.Context) {
+	defer close(s.powerDone)
+	t := time.NewTicker(s.opts.PowerInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.power.tick(ctx, s.opts.Now())
+		}
+	}
+}
+
+// TimedEnergy returns the energy of the last seconds of the sampling
+// window (the engine's timed section, which ends as it exits), from says
+// how the section was found; a section longer than the window, or 0, is
+// the whole window. nil before [Sampler.Stop], without power sampling,
+// or when nothing was measured.
+func (s *Sampler) TimedEnergy(seconds float64, from string) *TimedEnergy {
+	if s.power == nil || s.state.Energy == nil {
+		return nil
+	}
+	return s.power.timed(seconds, from)
 }
 
 func (s *Sampler) loop(ctx context.Context) {
@@ -205,11 +257,18 @@ func (s *Sampler) Stop() *State {
 		s.watchPIDs()
 		s.cancel()
 		<-s.done
+		var energy *Energy
+		if s.power != nil {
+			<-s.powerDone
+			s.power.tick(context.Background(), s.opts.Now())
+			energy = s.power.finish(s.opts.PowerInterval)
+		}
 		last := s.sample(context.Background())
 		busy1, ok := readBusySeconds(s.opts.Root)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.state.Peak = worst(s.state.Peak, last)
+		s.state.Energy = energy
 		wall := s.opts.Now().Sub(s.start).Seconds()
 		if wall > 0 {
 			s.state.WallSeconds = round(wall, 3)

@@ -68,7 +68,7 @@ func TestSampler(t *testing.T) {
 	c := &clock{t: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)}
 	nvidia := string(fixture(t, "nvidia-smi/4090-3090.csv"))
 	opts := Options{
-		Root: root, Now: c.now, Interval: time.Hour,
+		Root: root, Now: c.now, Interval: time.Hour, PowerInterval: -1, // power: energy_test.go
 		LookPath: func(name string) (string, error) {
 			if name == "nvidia-smi" {
 				return "/usr/bin/nvidia-smi", nil

@@ -24,6 +24,8 @@ const (
 	Ms        = "ms"
 	ReqPerSec = "req/s"
 	GB        = "GB"
+	TokPerJ   = "tok/J"
+	Joule     = "J"
 )
 
 // Names of the metrics, the same across engines.
@@ -55,6 +57,14 @@ const (
 	// WorkerOpTotalMs is the time an RPC worker spent in one kind of
 	// operation (seed summaries).
 	WorkerOpTotalMs = "workerOpTotalMs"
+	// TokPerJOut, TokPerJPrompt and TokPerJTotal are tokens per joule:
+	// the throughput over the average power the machine's measured
+	// domains drew during the engine's timed section (tok/s ÷ W).
+	TokPerJOut    = "tokPerJOut"
+	TokPerJPrompt = "tokPerJPrompt"
+	TokPerJTotal  = "tokPerJTotal"
+	// EnergyJ is the energy of one repetition of a test (J).
+	EnergyJ = "energyJ"
 
 	// EnginePrefix prefixes a metric read from the engine's own counters
 	// rather than timed from outside: "engine" + "TokSOut".
@@ -94,6 +104,24 @@ var table = []Info{
 	{RequestGoodput, ReqPerSec, Higher, "requests per second within the SLOs", false},
 	{PeakVRAMGB, GB, Lower, "peak GPU memory", false},
 	{WorkerOpTotalMs, Ms, Lower, "RPC worker time in one operation", false},
+	{TokPerJOut, TokPerJ, Higher, "generated tokens per joule over the timed section", false},
+	{TokPerJPrompt, TokPerJ, Higher, "prompt tokens per joule over the timed section", false},
+	{TokPerJTotal, TokPerJ, Higher, "prompt and generated tokens per joule", false},
+	{EnergyJ, Joule, Lower, "energy of one repetition", false},
+}
+
+// PerJoule returns the tokens-per-joule counterpart of a throughput
+// metric ("tokSOut" → "tokPerJOut"), or "" for any other.
+func PerJoule(name string) string {
+	switch name {
+	case TokSOut:
+		return TokPerJOut
+	case TokSPrompt:
+		return TokPerJPrompt
+	case TokSTotal:
+		return TokPerJTotal
+	}
+	return ""
 }
 
 // Table returns every base metric, headline first.
@@ -162,7 +190,7 @@ func Direction(name, unit, dir string) string {
 		return in.Direction
 	}
 	switch {
-	case unit == TokPerSec, unit == ReqPerSec, strings.HasPrefix(name, "tokS"):
+	case unit == TokPerSec, unit == ReqPerSec, unit == TokPerJ, strings.HasPrefix(name, "tokS"):
 		return Higher
 	case unit == Ms, unit == GB, strings.HasSuffix(name, "Ms"), strings.HasSuffix(name, "Gb"):
 		return Lower

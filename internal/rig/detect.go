@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rigorbench/rigor/internal/hoststate"
 )
 
 // RigFileEnv names the environment variable that replaces detection: when
@@ -312,7 +314,61 @@ func (d *detector) gpus(ctx context.Context) {
 	}
 
 	gpus = d.mergeDRM(gpus)
+	d.powerLimits(ctx, gpus)
 	d.rig.Accelerators = gpus
+}
+
+// powerLimits asks each vendor tool that reported GPUs for their power
+// limits (nvidia-smi's power.limit and enforced.power.limit, amd-smi's
+// limit.socket_power, xpu-smi config's sustained limit), with the
+// power sampler's parsers.
+func (d *detector) powerLimits(ctx context.Context, gpus []GPU) {
+	set := func(source string, idx int, limit, enforced float64) {
+		for i := range gpus {
+			if gpus[i].Source == source && gpus[i].Index == idx {
+				gpus[i].PowerLimitW, gpus[i].EnforcedPowerLimitW = limit, enforced
+			}
+		}
+	}
+	count := func(source string) (ids []int) {
+		for _, g := range gpus {
+			if g.Source == source {
+				ids = append(ids, g.Index)
+			}
+		}
+		return ids
+	}
+	if len(count("nvidia-smi")) > 0 {
+		if out, ok := d.run(ctx, false, "nvidia-smi", hoststate.NvidiaPowerLimitArgs...); ok {
+			ls, err := hoststate.ParseNvidiaPowerLimits(out)
+			if err != nil {
+				d.note("nvidia-smi: %v", err)
+			}
+			for idx, l := range ls {
+				set("nvidia-smi", idx, l[0], l[1])
+			}
+		}
+	}
+	if len(count("amd-smi")) > 0 {
+		if out, ok := d.run(ctx, false, "amd-smi", hoststate.AmdSMILimitArgs...); ok {
+			ls, err := hoststate.ParseAmdSMILimits(out)
+			if err != nil {
+				d.note("amd-smi: %v", err)
+			}
+			for idx, w := range ls {
+				set("amd-smi", idx, w, 0)
+			}
+		}
+	}
+	for _, id := range count("xpu-smi") {
+		if out, ok := d.run(ctx, false, "xpu-smi", hoststate.XPUSMIConfigArgs(id)...); ok {
+			w, err := hoststate.ParseXPUSMIPowerLimit(out)
+			if err != nil {
+				d.note("xpu-smi config -d %d: %v", id, err)
+			}
+			set("xpu-smi", id, w, 0)
+		}
+	}
 }
 
 // nvidiaProcfs reads /proc/driver/nvidia/gpus/*/information.

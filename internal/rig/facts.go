@@ -12,7 +12,8 @@ import (
 // unified with:
 //
 //	{"gpu": {"name": string, "vendor": string, "count": int,
-//	         "vramGB": number, "driver": string},
+//	         "vramGB": number, "driver": string,
+//	         "powerLimitW": number | [...number]},
 //	 "cpu": {"name": string, "cores": int},
 //	 "ramGB": number, "os": string, "kernel": string, "arch": string}
 //
@@ -43,6 +44,9 @@ func (r *Rig) Facts() map[string]any {
 	if s.AcceleratorDriverVersion != "" {
 		gpu["driver"] = s.AcceleratorDriverVersion
 	}
+	if pl := powerLimitFact(s.Accelerators); pl != nil {
+		gpu["powerLimitW"] = pl
+	}
 	f := map[string]any{"gpu": gpu}
 	cpu := map[string]any{}
 	if s.HostProcessorModelName != "" {
@@ -63,6 +67,33 @@ func (r *Rig) Facts() map[string]any {
 		}
 	}
 	return f
+}
+
+// powerLimitFact is gpu.powerLimitW: the GPUs' effective power limit
+// when every GPU reports the same one, else the list of them in GPU order
+// (a rig with one GPU capped meets no single number); nil when none
+// reports one.
+func powerLimitFact(gpus []GPU) any {
+	var ws []any
+	same := true
+	for _, g := range gpus {
+		w := g.EffectivePowerLimitW()
+		if w <= 0 {
+			same = false
+			continue
+		}
+		if len(ws) > 0 && cueNumber(w) != ws[0] {
+			same = false
+		}
+		ws = append(ws, cueNumber(w))
+	}
+	switch {
+	case len(ws) == 0:
+		return nil
+	case same:
+		return ws[0]
+	}
+	return ws
 }
 
 // cueNumber returns a whole number as an int and anything else as a

@@ -121,3 +121,24 @@ func errorsDetails(err error) string {
 	}
 	return sb.String()
 }
+
+// gpu.powerLimitW is one number when every GPU has the same limit (the
+// enforced one where it is told apart) and the list otherwise, so that
+// `powerLimitW: 450` fails on a rig with one GPU capped at 300.
+func TestRig_FactsPowerLimit(t *testing.T) {
+	r := &Rig{Accelerators: []GPU{
+		{Index: 0, Vendor: "nvidia", Name: "NVIDIA GeForce RTX 4090", PowerLimitW: 450, EnforcedPowerLimitW: 450},
+		{Index: 1, Vendor: "nvidia", Name: "NVIDIA GeForce RTX 4090", PowerLimitW: 450, EnforcedPowerLimitW: 300},
+	}}
+	gpu := r.Facts()["gpu"].(map[string]any)
+	if got := gpu["powerLimitW"]; !reflect.DeepEqual(got, []any{450, 300}) {
+		t.Errorf("one capped: got %#v, want [450 300]", got)
+	}
+	r.Accelerators[1].EnforcedPowerLimitW = 450
+	if got := r.Facts()["gpu"].(map[string]any)["powerLimitW"]; got != 450 {
+		t.Errorf("both at 450: got %#v", got)
+	}
+	if _, ok := b70Rig().Facts()["gpu"].(map[string]any)["powerLimitW"]; ok {
+		t.Error("no limit reported: the fact must be absent")
+	}
+}

@@ -98,4 +98,20 @@ type GPU struct {
 	Driver string `json:"driver,omitempty"`
 	// PCIID is "vendor:device" in hex, e.g. "8086:e223".
 	PCIID string `json:"pci_id,omitempty"`
+
+	// PowerLimitW is the power limit set (W), EnforcedPowerLimitW the one
+	// the driver enforces after every limiter (nvidia-smi only); 0 when
+	// the tool does not say. [GPU.EffectivePowerLimitW] is what
+	// #requires' gpu.powerLimitW is checked against.
+	PowerLimitW         float64 `json:"power_limit_w,omitempty"`
+	EnforcedPowerLimitW float64 `json:"enforced_power_limit_w,omitempty"`
+}
+
+// EffectivePowerLimitW is the enforced power limit when the tool reports
+// one, else the one set; 0 when neither is known.
+func (g GPU) EffectivePowerLimitW() float64 {
+	if g.EnforcedPowerLimitW > 0 {
+		return g.EnforcedPowerLimitW
+	}
+	return g.PowerLimitW
 }

@@ -66,6 +66,9 @@ type Runner struct {
 	// environment and spec (HF_TOKEN, even from its token file; .npmrc
 	// tokens): each record and its raw outputs are scrubbed of them.
 	Secrets *redact.Scrubber
+	// SysRoot replaces /sys for the power sampler's RAPL tree (tests;
+	// RIGOR_SYSFS_ROOT); "" reads /sys.
+	SysRoot string
 	// Rebuild discards a cached engine build and builds again.
 	Rebuild bool
 	// Verify reads every model file and engine binary again to hash it,
@@ -461,7 +464,7 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 	// time (and that of what they reaped) is in rigor's own cutime and
 	// cstime, which the sampler counts as the engine's: their pids are not
 	// passed, or their time would count twice.
-	sampler := hoststate.Start(ctx, nil)
+	sampler := hoststate.StartWith(ctx, nil, hoststate.Options{SysRoot: r.SysRoot})
 	opts := Options{Plan: plan, Env: env, Secrets: secrets, Dir: runDir, LogDir: logDir, Timeout: timeout,
 		ReadyTimeout: ready, Grace: r.Grace, Progress: r.Progress}
 	if r.Cache != "" {
@@ -493,6 +496,13 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		fin.Commit = prep.Engine.Commit
 	}
 	verdict := engine.Conclude(e, point, fin)
+	// The energy of the engine's timed section: its repetitions' time,
+	// ending as it exited (else the whole run, and the record says so).
+	var timed *hoststate.TimedEnergy
+	if state.Energy != nil {
+		timed = sampler.TimedEnergy(timedSeconds(verdict.Metrics), timedFrom)
+		state.Energy.Timed = timed
+	}
 	reporter := "" // the bench program reports the build, or the server
 	if x.Spec.Serve != nil {
 		reporter = "server"
@@ -557,6 +567,7 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 			rec.Metrics = slices.Clone(rec.Metrics)
 			rec.Warnings = append(rec.Warnings, dropWarmup(rec.Metrics, warm, repetitions(p))...)
 		}
+		rec.Metrics = append(slices.Clip(rec.Metrics), energyMetrics(rec.Metrics, timed)...)
 		// A run that measured nothing has no figures the load could have
 		// lowered (its state is recorded all the same).
 		if busy, why := state.Busy(r.busyShare()); busy && len(rec.Metrics) > 0 {
