@@ -46,7 +46,7 @@ func BenchmarkPowerTick_rapl(b *testing.B) {
 	for name, body := range map[string]string{
 		"class/powercap/intel-rapl:0/name": "package-0\n", "class/powercap/intel-rapl:0/energy_uj": "123456789\n",
 		"class/powercap/intel-rapl:0/max_energy_range_uj": "262143328850\n",
-		"class/powercap/intel-rapl:0:1/name": "dram\n", "class/powercap/intel-rapl:0:1/energy_uj": "98765\n",
+		"class/powercap/intel-rapl:0:1/name":              "dram\n", "class/powercap/intel-rapl:0:1/energy_uj": "98765\n",
 	} {
 		p := filepath.Join(root, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
