@@ -151,48 +151,10 @@ func Execute(ctx context.Context, opts Options) (*Outcome, error) {
 		collectExits(procs, out)
 		return out, nil
 	}
-	n := len(opts.Plan.Processes)
-	for i, pp := range opts.Plan.Processes {
-		var portLock *flock.Lock
-		if pp.ReadyAddr != "" {
-			if opts.LockDir != "" {
-				l, err := lockPort(ctx, opts.LockDir, pp.ReadyAddr, progress)
-				if err != nil {
-					return fail(WorkerFailed, fmt.Errorf("worker %s: %w", pp.Name, err))
-				}
-				portLock = l
-			}
-			// A worker's port must be free: readiness must mean that our
-			// worker listens, never a stranger that held the port already.
-			if err := portFree(pp.Name, pp.ReadyAddr); err != nil {
-				portLock.Unlock()
-				return fail(WorkerFailed, err)
-			}
-		}
-		p, err := start(pp, opts)
-		if err != nil {
-			portLock.Unlock()
-			if i == n-1 {
-				return fail(StartFailed, err)
-			}
-			return fail(WorkerFailed, err)
-		}
-		procs = append(procs, p)
-		if i == n-1 {
-			break
-		}
-		if pp.ReadyAddr == "" {
-			// A server that binds late (vllm serve) is waited for by the
-			// bench process itself.
-			progress("started " + pp.Name)
-		} else {
-			progress(fmt.Sprintf("started %s, waiting for %s", pp.Name, pp.ReadyAddr))
-		}
-		err = waitReady(ctx, p, opts.ReadyTimeout)
-		portLock.Unlock()
-		if err != nil {
-			return fail(WorkerFailed, err)
-		}
+	var how string
+	var err error
+	if procs, how, err = startAll(ctx, opts, progress); how != "" {
+		return fail(how, err)
 	}
 	bench := procs[len(procs)-1]
 	progress("running " + bench.p.Name)
@@ -253,21 +215,81 @@ func Execute(ctx context.Context, opts Options) (*Outcome, error) {
 		deaths = append(deaths, fmt.Sprintf("worker %s %s during the run%s", w.p.Name, describeEnd(w), tailOf(w.stderr.Name())))
 	}
 	out.WorkerDeath = strings.Join(deaths, "; ")
-	if ps := bench.cmd.ProcessState; ps != nil {
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			out.Signaled = true
-			out.Signal = ws.Signal().String()
-			out.ExitCode = 128 + int(ws.Signal())
-		} else {
-			out.ExitCode = ps.ExitCode()
-		}
-	}
+	benchExit(bench, out)
 	bench.stdout.Sync()
 	bench.stderr.Sync()
 	out.Stdout, _ = os.ReadFile(bench.stdout.Name())
 	out.Stderr, _ = os.ReadFile(bench.stderr.Name())
 	out.Logs = logNames(procs)
 	return out, nil
+}
+
+// startAll starts the plan's processes in order, each worker after the
+// one before accepts connections (its port locked and checked free
+// first), the bench last. It returns the processes started and, when one
+// could not be started or never became ready, how and why.
+func startAll(ctx context.Context, opts Options, progress func(string)) ([]*proc, string, error) {
+	var procs []*proc
+	n := len(opts.Plan.Processes)
+	for i, pp := range opts.Plan.Processes {
+		var portLock *flock.Lock
+		if pp.ReadyAddr != "" {
+			if opts.LockDir != "" {
+				l, err := lockPort(ctx, opts.LockDir, pp.ReadyAddr, progress)
+				if err != nil {
+					return procs, WorkerFailed, fmt.Errorf("worker %s: %w", pp.Name, err)
+				}
+				portLock = l
+			}
+			// A worker's port must be free: readiness must mean that our
+			// worker listens, never a stranger that held the port already.
+			if err := portFree(pp.Name, pp.ReadyAddr); err != nil {
+				portLock.Unlock()
+				return procs, WorkerFailed, err
+			}
+		}
+		p, err := start(pp, opts)
+		if err != nil {
+			portLock.Unlock()
+			if i == n-1 {
+				return procs, StartFailed, err
+			}
+			return procs, WorkerFailed, err
+		}
+		procs = append(procs, p)
+		if i == n-1 {
+			break
+		}
+		if pp.ReadyAddr == "" {
+			// A server that binds late (vllm serve) is waited for by the
+			// bench process itself.
+			progress("started " + pp.Name)
+		} else {
+			progress(fmt.Sprintf("started %s, waiting for %s", pp.Name, pp.ReadyAddr))
+		}
+		err = waitReady(ctx, p, opts.ReadyTimeout)
+		portLock.Unlock()
+		if err != nil {
+			return procs, WorkerFailed, err
+		}
+	}
+	return procs, "", nil
+}
+
+// benchExit records how the bench process ended: its exit code, or the
+// signal that killed it (exit code 128+n, as a shell says it).
+func benchExit(bench *proc, out *Outcome) {
+	ps := bench.cmd.ProcessState
+	if ps == nil {
+		return
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		out.Signaled = true
+		out.Signal = ws.Signal().String()
+		out.ExitCode = 128 + int(ws.Signal())
+	} else {
+		out.ExitCode = ps.ExitCode()
+	}
 }
 
 func logNames(procs []*proc) []string {
