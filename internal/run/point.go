@@ -369,6 +369,123 @@ func Executions(x *spec.Experiment, points []*spec.Point) ([][]*spec.Point, erro
 	return out, nil
 }
 
+// conclude is the engine's verdict on an execution, with the engine's
+// build facts: those the bench (or the server) reported, kept for later
+// runs of the same binaries, or else the last ones kept.
+func (r *Runner) conclude(e engine.Engine, prep *Prepared, point *spec.Point, out *Outcome, outputs map[string][]byte) engine.Verdict {
+	x := prep.Experiment
+	fin := engine.Finished{Stdout: out.Stdout, Stderr: out.Stderr, ExitCode: out.ExitCode, Signaled: out.Signaled,
+		Outputs: outputs, Stopped: stopOf[out.How], StopErr: out.Err, WorkerDeath: out.WorkerDeath}
+	if x.Spec.Engine.Source.Git != "" {
+		fin.Commit = prep.Engine.Commit
+	}
+	verdict := engine.Conclude(e, point, fin)
+	reporter := "" // the bench program reports the build, or the server
+	if x.Spec.Serve != nil {
+		reporter = "server"
+	}
+	if verdict.Build != nil {
+		keepBuildFacts(r.Cache, prep.Engine.Binaries, reporter, verdict.Build)
+	} else {
+		verdict.Build = keptBuildFacts(r.Cache, prep.Engine.Binaries, reporter)
+	}
+	return verdict
+}
+
+// measureQualities measures the quality of each point after its speed,
+// with processes of its own, by point id; nothing when the experiment
+// measures none, or the bench failed, or the run was stopped.
+func (r *Runner) measureQualities(ctx context.Context, e engine.Engine, prep *Prepared, points []*spec.Point, verdict engine.Verdict, runDir string) map[string]*qualityRun {
+	x := prep.Experiment
+	quality := map[string]*qualityRun{}
+	if x.Spec.Quality.Measure == nil || verdict.Status != results.StatusOK || ctx.Err() != nil {
+		return quality
+	}
+	for _, p := range points {
+		r.say("%s: measuring quality against %s", p.ID, BaselineOf(x))
+		quality[p.ID] = r.measureQuality(ctx, e, prep, p, runDir)
+	}
+	return quality
+}
+
+// planSecrets are the secrets a plan asks for (an endpoint's API key):
+// they reach only the processes that name them, and not the record (they
+// are not among the passed variables).
+func planSecrets(getenv func(string) (string, bool), plan *engine.Plan) map[string]string {
+	secrets := map[string]string{}
+	for _, pp := range plan.Processes {
+		for _, k := range pp.SecretEnv {
+			if v, ok := getenv(k); ok {
+				secrets[k] = v
+			}
+		}
+	}
+	return secrets
+}
+
+// timeouts are how long the bench may run (--timeout, else the
+// experiment's timeoutSeconds, else an hour) and how long a worker may
+// take to be ready (0: Execute's default).
+func (r *Runner) timeouts(x *spec.Experiment) (timeout, ready time.Duration) {
+	timeout = r.Timeout
+	if timeout == 0 {
+		timeout = time.Hour
+		if x.Spec.TimeoutSeconds > 0 {
+			timeout = time.Duration(x.Spec.TimeoutSeconds) * time.Second
+		}
+	}
+	ready = r.ReadyTimeout
+	if ready == 0 && x.Spec.Engine.RPC != nil && x.Spec.Engine.RPC.ReadyTimeoutSeconds > 0 {
+		ready = time.Duration(x.Spec.Engine.RPC.ReadyTimeoutSeconds) * time.Second
+	}
+	return timeout, ready
+}
+
+// readOutputs reads what an execution left: every process's logs and the
+// files the plan names as outputs (raw, kept beside the record), and the
+// outputs alone, by name, for the engine to parse.
+func readOutputs(out *Outcome, plan *engine.Plan, logDir, runDir string) (raw, outputs map[string][]byte) {
+	raw, outputs = map[string][]byte{}, map[string][]byte{}
+	for _, name := range out.Logs {
+		if b, err := os.ReadFile(filepath.Join(logDir, name)); err == nil {
+			raw[name] = b
+		}
+	}
+	for _, pp := range plan.Processes {
+		for _, o := range pp.Outputs {
+			if b, err := os.ReadFile(filepath.Join(runDir, o)); err == nil {
+				raw[o] = b
+				outputs[o] = b
+			}
+		}
+	}
+	return raw, outputs
+}
+
+// knownSecrets are every secret value the processes had (their
+// environment, the values they got through SecretEnv, their argv) and
+// those rigor was told of: the record and raw outputs are scrubbed of
+// each, wherever the engine printed it.
+func (r *Runner) knownSecrets(env []string, secrets map[string]string, plan *engine.Plan) *redact.Scrubber {
+	known := redact.NewScrubber()
+	known.Merge(r.Secrets)
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			known.AddEnv(k, v)
+		}
+	}
+	for _, v := range secrets {
+		known.Add(v)
+	}
+	for _, pp := range plan.Processes {
+		for k, v := range pp.Env {
+			known.AddEnv(k, v)
+		}
+		known.AddArgv(pp.Argv)
+	}
+	return known
+}
+
 // sweptNames are the axes of a group, for the record's warning.
 func sweptNames(points []*spec.Point) []string {
 	seen := map[string]bool{}
@@ -436,28 +553,8 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		getenv = func(string) (string, bool) { return "", false }
 	}
 	env, passed := Environment(getenv, nil, x.Spec.PassEnv)
-	// Secrets a plan asks for (an endpoint's API key) reach only the
-	// processes that name them, and not the record: they are not among
-	// the passed variables.
-	secrets := map[string]string{}
-	for _, pp := range plan.Processes {
-		for _, k := range pp.SecretEnv {
-			if v, ok := getenv(k); ok {
-				secrets[k] = v
-			}
-		}
-	}
-	timeout := r.Timeout
-	if timeout == 0 {
-		timeout = time.Hour
-		if x.Spec.TimeoutSeconds > 0 {
-			timeout = time.Duration(x.Spec.TimeoutSeconds) * time.Second
-		}
-	}
-	ready := r.ReadyTimeout
-	if ready == 0 && x.Spec.Engine.RPC != nil && x.Spec.Engine.RPC.ReadyTimeoutSeconds > 0 {
-		ready = time.Duration(x.Spec.Engine.RPC.ReadyTimeoutSeconds) * time.Second
-	}
+	secrets := planSecrets(getenv, plan)
+	timeout, ready := r.timeouts(x)
 	logDir := filepath.Join(runDir, "logs")
 	// The machine's state around the engine's processes. They are rigor's
 	// children and Execute reaps them all before it returns, so their CPU
@@ -475,27 +572,8 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 	if err != nil {
 		return nil, err
 	}
-	raw := map[string][]byte{}
-	for _, name := range out.Logs {
-		if b, err := os.ReadFile(filepath.Join(logDir, name)); err == nil {
-			raw[name] = b
-		}
-	}
-	outputs := map[string][]byte{}
-	for _, pp := range plan.Processes {
-		for _, o := range pp.Outputs {
-			if b, err := os.ReadFile(filepath.Join(runDir, o)); err == nil {
-				raw[o] = b
-				outputs[o] = b
-			}
-		}
-	}
-	fin := engine.Finished{Stdout: out.Stdout, Stderr: out.Stderr, ExitCode: out.ExitCode, Signaled: out.Signaled,
-		Outputs: outputs, Stopped: stopOf[out.How], StopErr: out.Err, WorkerDeath: out.WorkerDeath}
-	if x.Spec.Engine.Source.Git != "" {
-		fin.Commit = prep.Engine.Commit
-	}
-	verdict := engine.Conclude(e, point, fin)
+	raw, outputs := readOutputs(out, plan, logDir, runDir)
+	verdict := r.conclude(e, prep, point, out, outputs)
 	// The energy of the engine's timed section: its repetitions' time,
 	// ending as it exited (else the whole run, and the record says so).
 	var timed *hoststate.TimedEnergy
@@ -503,46 +581,10 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 		timed = sampler.TimedEnergy(timedSeconds(verdict.Metrics), timedFrom)
 		state.Energy.Timed = timed
 	}
-	reporter := "" // the bench program reports the build, or the server
-	if x.Spec.Serve != nil {
-		reporter = "server"
-	}
-	if verdict.Build != nil {
-		keepBuildFacts(r.Cache, prep.Engine.Binaries, reporter, verdict.Build)
-	} else {
-		verdict.Build = keptBuildFacts(r.Cache, prep.Engine.Binaries, reporter)
-	}
 
-	// Every secret value the processes had (their environment, the
-	// values they got through SecretEnv, their argv) and those rigor was
-	// told of: the record and raw outputs are scrubbed of each, wherever
-	// the engine printed it.
-	known := redact.NewScrubber()
-	known.Merge(r.Secrets)
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			known.AddEnv(k, v)
-		}
-	}
-	for _, v := range secrets {
-		known.Add(v)
-	}
-	for _, pp := range plan.Processes {
-		for k, v := range pp.Env {
-			known.AddEnv(k, v)
-		}
-		known.AddArgv(pp.Argv)
-	}
+	known := r.knownSecrets(env, secrets, plan)
 
-	// Quality is measured after the speed, per point, with its own
-	// processes: a point whose bench failed is not measured.
-	quality := map[string]*qualityRun{}
-	if x.Spec.Quality.Measure != nil && verdict.Status == results.StatusOK && ctx.Err() == nil {
-		for _, p := range g.points {
-			r.say("%s: measuring quality against %s", p.ID, BaselineOf(x))
-			quality[p.ID] = r.measureQuality(ctx, e, prep, p, runDir)
-		}
-	}
+	quality := r.measureQualities(ctx, e, prep, g.points, verdict, runDir)
 
 	var runs []*PointRun
 	for _, p := range g.points {
