@@ -442,6 +442,23 @@ func readEvents(body io.Reader, handle func(ev []byte) (done bool, err error)) e
 	}
 }
 
+// sendRetrying sends the request of prompt p, again (at most maxRetries
+// times, counted in r) while the connection was closed before the request
+// was written.
+func (c *Config) sendRetrying(ctx context.Context, client *http.Client, p Prompt, r *Request) (*http.Response, error) {
+	body, path := c.body(p)
+	for {
+		resp, unsent, err := c.send(ctx, client, path, body)
+		if err == nil || !unsent || r.Retries >= maxRetries || ctx.Err() != nil {
+			return resp, err
+		}
+		// The server closed a kept-alive connection as the request was
+		// put on it: it never read the request, and Go does not send a
+		// POST again itself. Send it on another connection.
+		r.Retries++
+	}
+}
+
 // do sends one request and measures it into r.
 func (c *Config) do(ctx context.Context, client *http.Client, p Prompt, r *Request, sent time.Time) {
 	if c.Timeout > 0 {
@@ -462,20 +479,7 @@ func (c *Config) do(ctx context.Context, client *http.Client, p Prompt, r *Reque
 			}
 		}
 	}
-	body, path := c.body(p)
-	var resp *http.Response
-	var err error
-	for {
-		var unsent bool
-		resp, unsent, err = c.send(ctx, client, path, body)
-		if err == nil || !unsent || r.Retries >= maxRetries || ctx.Err() != nil {
-			break
-		}
-		// The server closed a kept-alive connection as the request was
-		// put on it: it never read the request, and Go does not send a
-		// POST again itself. Send it on another connection.
-		r.Retries++
-	}
+	resp, err := c.sendRetrying(ctx, client, p, r)
 	if err != nil {
 		fail(Connection, errors.Unwrap(err))
 		if r.Error == "" && err != nil {
