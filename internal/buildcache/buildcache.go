@@ -252,6 +252,10 @@ func (c Cache) Build(ctx context.Context, in Inputs, fn BuildFunc) (e *Entry, bu
 	// Holding the lock, anything else under this key is debris of a dead
 	// build: an incomplete directory or a temporary one.
 	c.removeDebris(key)
+	// A substituter (the archive) before building: the build id is the key.
+	if e, err := c.substitute(ctx, key); err != nil || e != nil {
+		return e, false, err
+	}
 	tmp := c.BuildDir(key)
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return nil, false, fmt.Errorf("creating build directory: %w", err)

@@ -42,6 +42,9 @@ type Trace struct {
 	// the build log being written (moved into the entry on success, to
 	// <key>.failed.log on failure).
 	Building func(key, log string)
+	// Substituted is called when key's entry came from a [Substituter]
+	// instead of a build.
+	Substituted func(key string)
 }
 
 type traceKey struct{}

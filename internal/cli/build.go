@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/buildcache"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -74,6 +75,10 @@ func (c *buildCmd) Run(e *env) error {
 	r := e.runner(set.Root)
 	r.Offline, r.Jobs, r.Rebuild = c.Offline, c.Jobs, c.Rebuild
 	prog := newPrepareProgress(e.stderr, engineLabel(x, entry))
+	ctx, err = e.withArchive(ctx, c.Offline, prog.say)
+	if err != nil {
+		return err
+	}
 	ctx = prog.attach(ctx, r)
 	prog.run()
 	b, err := r.PrepareEngine(ctx, x, entry)
@@ -110,6 +115,8 @@ func (c *buildCmd) Run(e *env) error {
 	switch {
 	case b.Engine.BuildID == "prebuilt":
 		fmt.Fprintf(e.stderr, "rigor: prebuilt engine, not built\n")
+	case b.Engine.From == "archive" || buildcache.Substituted(ctx, b.Engine.BuildID):
+		fmt.Fprintf(e.stderr, "rigor: from the archive, not built (%s %.12s)\n", b.Engine.Family, b.Engine.BuildID)
 	case b.Cached && b.BuildCommit != "":
 		fmt.Fprintf(e.stderr, "rigor: cached build (commit %s)\n", b.BuildCommit)
 	case b.Cached:

@@ -27,6 +27,7 @@ type globals struct {
 	// (cli/config.go reads the rest and passes it down as values).
 	CacheDir string `name:"cache" placeholder:"DIR" help:"rigor's cache: builds, git mirrors, engine installs, synthetic models, file hashes (default: $XDG_CACHE_HOME/rigor, else ~/.cache/rigor)." env:"RIGOR_CACHE"`
 	RigFile  string `name:"rig-file" placeholder:"FILE" help:"A JSON description of the machine that replaces detection (for tests and for describing another machine)." env:"RIGOR_RIG_FILE"`
+	Archive  string `name:"archive" placeholder:"URL" help:"The OCI archive of locked inputs, oci://host[:port]/repository: 'rigor archive' pushes to it, build and run take builds and installs from it before building (credentials: docker login)." env:"RIGOR_ARCHIVE"`
 }
 
 type cli struct {
@@ -53,6 +54,7 @@ type cli struct {
 	Import  importCmd  `cmd:"" help:"Import results kept in other formats (seed summaries, LocalMaxxing, local-ai-registry, llama-bench JSON) as run records."`
 	Export  exportCmd  `cmd:"" help:"Export runs as a LocalMaxxing speed test, a local-ai-registry record, or a markdown, CSV or JSON table."`
 	Cache   cacheCmd   `cmd:"" help:"List or prune the engine build cache."`
+	Archive archiveCmd `cmd:"" help:"Push every locked input to an OCI registry, pull it back, or check what is archived."`
 
 	// Loadgen is the bench process of serve experiments.
 	Loadgen loadgenCmd `cmd:"" hidden:"" help:"Measure an OpenAI-compatible server under load (the bench process of serve experiments)."`
@@ -149,6 +151,9 @@ func Run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	if c.RigFile != "" {
 		cfg.RigFile = c.RigFile
+	}
+	if c.globals.Archive != "" {
+		cfg.Archive = c.globals.Archive
 	}
 	e.config = &cfg
 	if err := kctx.Run(e); err != nil {

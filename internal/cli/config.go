@@ -43,6 +43,11 @@ import (
 //	RIGOR_SYSFS_ROOT  a directory that replaces /sys for the power sampler's
 //	                  RAPL tree (class/powercap/intel-rapl:*) (tests); the
 //	                  GPU tools are found on PATH
+//	RIGOR_ARCHIVE     the OCI archive (oci://host[:port]/repository) that
+//	                  'rigor archive' pushes to and build/run substitute
+//	                  from; --archive overrides it
+//	DOCKER_CONFIG     the folder of the docker config.json whose
+//	                  credentials reach the archive; else ~/.docker
 type config struct {
 	Cache   string
 	HFCache string
@@ -54,6 +59,10 @@ type config struct {
 	FallbackDir string
 	// SysRoot is RIGOR_SYSFS_ROOT.
 	SysRoot string
+	// Archive is RIGOR_ARCHIVE (or --archive); DockerConfig the docker
+	// config.json whose credential store reaches it.
+	Archive      string
+	DockerConfig string
 	// Secrets knows the environment's secrets, kept out of commits.
 	Secrets *redact.Scrubber
 	Getenv  func(string) string
@@ -71,6 +80,12 @@ func loadConfig() config {
 	c.SysRoot = c.Getenv("RIGOR_SYSFS_ROOT")
 	if c.FallbackDir == "" {
 		c.FallbackDir = filepath.Join(os.TempDir(), fmt.Sprintf("rigor-unsaved-%d", os.Getuid()))
+	}
+	c.Archive = strings.TrimSpace(c.Getenv("RIGOR_ARCHIVE"))
+	if d := c.Getenv("DOCKER_CONFIG"); d != "" {
+		c.DockerConfig = filepath.Join(d, "config.json")
+	} else if home, err := os.UserHomeDir(); err == nil {
+		c.DockerConfig = filepath.Join(home, ".docker", "config.json")
 	}
 	c.Secrets = redact.FromEnviron(os.Environ())
 	return c

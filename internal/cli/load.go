@@ -161,6 +161,13 @@ func plural(n int, one, many string) string {
 // names and its lock entry, refusing an unlocked or stale experiment: run,
 // build and pull all need every input pinned.
 func (e *env) lockedExperiment(id string, points bool) (*spec.Set, *spec.Experiment, []*spec.Point, *lock.Entry, error) {
+	return e.lockedExperimentStale(id, points, false)
+}
+
+// lockedExperimentStale is lockedExperiment; with missingOK a lock that is
+// stale only because its local model files are missing is accepted
+// (`rigor archive pull` brings them, checked against the lock).
+func (e *env) lockedExperimentStale(id string, points, missingOK bool) (*spec.Set, *spec.Experiment, []*spec.Point, *lock.Entry, error) {
 	set, x, pts, err := e.findOne(id)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -184,7 +191,7 @@ func (e *env) lockedExperiment(id string, points bool) (*spec.Set, *spec.Experim
 		return nil, nil, nil, nil, withHint(fmt.Errorf("%s is not locked (no entry in %s)", x.ID, filepath.ToSlash(relTo(lock.Path(set.Root, x.Package), e.wd))), "run 'rigor lock "+x.ID+"'")
 	}
 	for _, s := range lock.CheckWith(set, lock.CheckOptions{Cache: e.cfg().Cache}) {
-		if s.ID == x.ID {
+		if s.ID == x.ID && !(missingOK && onlyMissing(s.Reasons)) {
 			return nil, nil, nil, nil, withHint(fmt.Errorf("the lock of %s is stale: %s", x.ID, strings.Join(s.Reasons, "; ")), "run 'rigor lock "+x.ID+"' to re-resolve it")
 		}
 	}
@@ -198,4 +205,15 @@ func (e *env) printJSON(v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// onlyMissing says whether every reason a lock is stale is a missing
+// model file.
+func onlyMissing(reasons []string) bool {
+	for _, r := range reasons {
+		if !strings.HasPrefix(r, "model file ") || !strings.HasSuffix(r, " is missing") {
+			return false
+		}
+	}
+	return len(reasons) > 0
 }

@@ -274,7 +274,11 @@ func (c *runCmd) prepare(ctx context.Context, e *env, root string, store *result
 	var items []run.Item
 	for _, ex := range xs {
 		prog := newPrepareProgress(e.stderr, engineLabel(ex.x, ex.entry))
-		pctx := prog.attach(ctx, r)
+		actx, err := e.withArchive(ctx, c.Offline, prog.say)
+		if err != nil {
+			return nil, nil, err
+		}
+		pctx := prog.attach(actx, r)
 		prog.run()
 		prep, err := r.Prepare(pctx, ex.x, ex.entry)
 		prog.close()

@@ -183,6 +183,12 @@ type Engine struct {
 	// not start: nothing of its build or model is locked); empty for
 	// every engine rigor builds, installs or starts.
 	Unpinned string `json:"unpinned,omitempty"`
+	// From says where the engine came from for this run: "cache",
+	// "upstream" (built from its source or installed from its registry
+	// for this run) or "archive" (rigor archive's substitute, with the
+	// same hashes). Absent for a prebuilt engine, an endpoint, and in
+	// records made before rigor said it.
+	From string `json:"from,omitempty"`
 }
 
 // Build is what an engine reports of the binary that ran, read from its

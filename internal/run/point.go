@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rigorbench/rigor/internal/buildcache"
 	"io"
 	"maps"
 	"os"
@@ -185,6 +186,7 @@ func (r *Runner) prepareEngine(ctx context.Context, x *spec.Experiment, entry *l
 	p.Inputs.BinDir = ep.BinDir
 	p.Engine = ep.Engine
 	p.Engine.Binaries = ep.Binaries
+	p.Engine.From = engineFrom(ctx, ep)
 	p.Warnings = append(p.Warnings, ep.Warnings...)
 	if r.Rig != nil && len(ep.Toolchain) > 0 {
 		if r.Rig.Toolchain == nil {
@@ -707,4 +709,35 @@ func declared(q spec.Quality) json.RawMessage {
 		return nil
 	}
 	return b
+}
+
+// engineFrom says where a prepared engine came from: "archive" (a
+// substituter brought it, internal/archive), "cache", or "upstream"
+// (built from its source or installed from its registry now); "" for a
+// prebuilt directory or an endpoint, which rigor does not fetch.
+func engineFrom(ctx context.Context, ep *engine.Prepared) string {
+	switch {
+	case ep.Engine.BuildID == "prebuilt" || ep.Engine.Unpinned != "" || ep.BinDir == "":
+		return ""
+	case buildcache.Substituted(ctx, ep.Engine.BuildID):
+		return "archive"
+	case ep.Cached:
+		return "cache"
+	}
+	return "upstream"
+}
+
+// LocateEngine finds the engine of a locked experiment in the cache
+// without building or installing it: nil when it is not there, or when
+// the family cannot tell.
+func (r *Runner) LocateEngine(ctx context.Context, x *spec.Experiment, entry *lock.Entry) (*engine.Prepared, error) {
+	e, err := all.Get(x.Spec.Engine.Family)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := engine.As[engine.Locator](e)
+	if !ok {
+		return nil, nil
+	}
+	return l.Locate(ctx, r.request(x, entry))
 }

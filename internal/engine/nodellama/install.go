@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/buildcache"
 	"github.com/rigorbench/rigor/internal/engine"
 	"github.com/rigorbench/rigor/internal/logtail"
 )
@@ -90,6 +91,8 @@ type Installation struct {
 	Runner string
 	// Cached is true when the install was already in the cache.
 	Cached bool
+	// Substituted is true when the install came from the archive.
+	Substituted bool
 	// Warnings are what Install repaired on the way (a cache entry with
 	// missing files, reinstalled).
 	Warnings []string
@@ -260,6 +263,13 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 		}
 	}
 
+	// An archive (a substituter) before npm: the install key is the key.
+	if sub, err := substituteInstall(ctx, opts, root, inst); err != nil || sub != nil {
+		if sub != nil {
+			progress(fmt.Sprintf("node-llama-cpp@%s (%s) from the archive: %s", opts.Version, platform, dir))
+		}
+		return sub, err
+	}
 	if opts.Offline {
 		return nil, &InstallError{Err: ErrNotInstalled,
 			Msg:    fmt.Sprintf("node-llama-cpp@%s (%s) is not in the engine cache, and npm may not be used offline", opts.Version, platform),
@@ -708,4 +718,69 @@ func syncDir(dir string) {
 		d.Sync()
 		d.Close()
 	}
+}
+
+// InstallKind is what a [buildcache.Substituter] is asked for when an
+// install is not in the engine cache.
+const InstallKind = "install"
+
+// substituteInstall asks ctx's substituter (the archive) for the install
+// inst names, into a temporary directory beside it: its packages must be
+// the locked versions with the locked integrity, and every native file
+// must hash to what npm installed on the machine that archived it; then
+// the runner is written and the directory renamed into place. nil, nil:
+// no substituter, or it has none.
+func substituteInstall(ctx context.Context, opts InstallOptions, root string, inst *Installation) (*Installation, error) {
+	s := buildcache.SubstituterOf(ctx)
+	if s == nil {
+		return nil, nil
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("installing node-llama-cpp: %w", err)
+	}
+	tmp, err := os.MkdirTemp(root, ".tmp-"+inst.Key[:12]+"-")
+	if err != nil {
+		return nil, fmt.Errorf("installing node-llama-cpp: %w", err)
+	}
+	defer os.RemoveAll(tmp) // a no-op once renamed
+	had, err := s.Substitute(ctx, InstallKind, inst.Key, tmp)
+	if err != nil || !had {
+		return nil, err
+	}
+	refuse := func(why string) error {
+		return &InstallError{Err: ErrNativeChanged,
+			Msg:    fmt.Sprintf("the archived install of node-llama-cpp@%s (%s, %.12s) was refused: %s", inst.Version, inst.Platform, inst.Key, why),
+			Advice: "the archive's copy is damaged or was tampered with; push it again from a machine whose engine cache holds it (rigor archive push)"}
+	}
+	m, err := readMarker(tmp)
+	if err != nil {
+		return nil, refuse("no completion marker: " + err.Error())
+	}
+	if m.Version != inst.Version || m.Platform != inst.Platform {
+		return nil, refuse(fmt.Sprintf("it is node-llama-cpp@%s (%s)", m.Version, m.Platform))
+	}
+	if problem := checkFiles(tmp, inst.Version, inst.Platform); problem != "" {
+		return nil, refuse(problem)
+	}
+	if err := verifyIntegrity(m.Packages, opts.Integrity); err != nil {
+		return nil, refuse(err.Error())
+	}
+	if m.Native == nil {
+		return nil, refuse("its marker records no hash of the native files")
+	}
+	if err := checkNative(ctx, "", tmp, inst.Platform, m.Native); err != nil {
+		return nil, refuse(err.Error())
+	}
+	if err := ensureRunner(tmp); err != nil {
+		return nil, fmt.Errorf("installing node-llama-cpp: %w", err)
+	}
+	if err := os.Rename(tmp, inst.Dir); err != nil {
+		if _, merr := readMarker(inst.Dir); merr != nil {
+			return nil, fmt.Errorf("installing node-llama-cpp: moving the install into place: %w", err)
+		}
+	}
+	syncDir(root)
+	inst.Packages = m.Packages
+	inst.Substituted = true
+	return inst, nil
 }

@@ -1,0 +1,578 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rigorbench/rigor/internal/archive"
+	"github.com/rigorbench/rigor/internal/buildcache"
+	"github.com/rigorbench/rigor/internal/engine"
+	"github.com/rigorbench/rigor/internal/hf"
+	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/spec"
+)
+
+type archiveCmd struct {
+	Push  archivePushCmd  `cmd:"" help:"Archive every input the locks of experiments pin (model files, the engine install or build) into the OCI archive."`
+	Pull  archivePullCmd  `cmd:"" help:"Bring the archived inputs of locked experiments into this machine's caches, verified against the lock."`
+	Check archiveCheckCmd `cmd:"" help:"Say what of each lock the archive holds and what it lacks."`
+}
+
+func (archiveCmd) Help() string {
+	return `The archive is one repository of any OCI registry (distribution, zot,
+Harbor, GHCR, Docker Hub), addressed as oci://host[:port]/repository and
+given with --archive or RIGOR_ARCHIVE. Credentials come from the docker
+credential store (docker login; ~/.docker/config.json, or DOCKER_CONFIG),
+never from the address. A registry on this machine's loopback is spoken to
+over plain HTTP.
+
+Each input is an artifact under a tag derived from what the lock pins,
+its layers content-addressed by the sha256 the lock or the build recorded:
+model-<sha256> (a GGUF with Docker Model Runner's media types),
+build-<build id> (a build cache entry), install-<key> (an npm engine
+install). What the registry holds is not sent again.
+
+Once pushed, 'rigor build' and 'rigor run' with the same --archive take a
+build or install from the archive before building or installing (the build
+id is the key; every binary is checked against the hashes its build
+recorded), and the record says "from": "archive".
+
+Examples:
+  rigor archive push quickstart/tiny --archive oci://registry.lab:5000/rigor
+  RIGOR_ARCHIVE=oci://registry.lab:5000/rigor rigor archive check --json
+  rigor archive pull bench/a`
+}
+
+type archivePushCmd struct {
+	IDs []string `arg:"" optional:"" name:"id" help:"Experiment ids (default: every locked experiment of the module)."`
+}
+
+type archivePullCmd struct {
+	IDs []string `arg:"" optional:"" name:"id" help:"Experiment ids (default: every locked experiment of the module)."`
+}
+
+type archiveCheckCmd struct {
+	IDs  []string `arg:"" optional:"" name:"id" help:"Experiment ids (default: every locked experiment of the module)."`
+	JSON bool     `help:"Print what is archived as JSON."`
+}
+
+// openArchive opens the archive the configuration names; required says
+// whether none is an error (the archive verbs) or nil (build, run).
+func (e *env) openArchive(required bool) (*archive.Archive, error) {
+	c := e.cfg()
+	if c.Archive == "" {
+		if required {
+			return nil, withHint(errors.New("no archive is set"), "give one with --archive oci://host[:port]/repository or RIGOR_ARCHIVE")
+		}
+		return nil, nil
+	}
+	addr, err := archive.ParseAddress(c.Archive)
+	if err != nil {
+		return nil, withHint(fmt.Errorf("--archive/RIGOR_ARCHIVE: %w", err), "write it as oci://host[:port]/repository; log in with docker login")
+	}
+	return archive.Open(addr, archive.Options{DockerConfig: c.DockerConfig})
+}
+
+// withArchive returns ctx carrying the archive as the substituter of
+// builds and installs, when one is set. Offline, only an archive on this
+// machine's loopback is used.
+func (e *env) withArchive(ctx context.Context, offline bool, say func(string)) (context.Context, error) {
+	a, err := e.openArchive(false)
+	if err != nil || a == nil {
+		return ctx, err
+	}
+	if offline && !a.Addr.Loopback() {
+		say(fmt.Sprintf("offline: the archive %s is not on this machine's loopback, so it is not used", a.Addr))
+		return ctx, nil
+	}
+	s := &archive.Substituter{A: a, TmpDir: e.cfg().Cache, Warn: func(m string) { say("warning: " + m) },
+		Fetching: func(kind, key string) { say(fmt.Sprintf("fetching %s %.12s from the archive %s", kind, key, a.Addr)) }}
+	if err := os.MkdirAll(s.TmpDir, 0o755); err != nil {
+		return ctx, err
+	}
+	return buildcache.WithSubstituter(ctx, s), nil
+}
+
+// archiveItem is one input of a lock, as push, pull and check see it.
+type archiveItem struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"` // model, build, install
+	// What names the input: a model file's path, an engine's family and version.
+	What string `json:"what"`
+	Tag  string `json:"tag,omitempty"`
+	// Archived says whether the archive holds it; Note why it cannot be
+	// told or archived.
+	Archived bool   `json:"archived"`
+	Size     int64  `json:"size,omitempty"`
+	SHA256   string `json:"sha256,omitempty"`
+	Note     string `json:"note,omitempty"`
+	path     string
+}
+
+// archiveExperiments are the locked experiments ids name, or every locked
+// one of the module.
+func (e *env) archiveExperiments(ids []string, missingOK bool) ([]*archiveTarget, error) {
+	if len(ids) == 0 {
+		set, err := e.loadSet(nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range set.Experiments {
+			if f, err := lock.Read(set.Root, x.Package); err == nil && f.Experiments[x.ID] != nil {
+				ids = append(ids, x.ID)
+			}
+		}
+		if len(ids) == 0 {
+			return nil, withHint(errors.New("no experiment of this module is locked"), "run 'rigor lock' first")
+		}
+	}
+	var out []*archiveTarget
+	for _, id := range ids {
+		set, x, _, entry, err := e.lockedExperimentStale(id, false, missingOK)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &archiveTarget{root: set.Root, x: x, entry: entry})
+	}
+	return out, nil
+}
+
+type archiveTarget struct {
+	root  string
+	x     *spec.Experiment
+	entry *lock.Entry
+}
+
+// modelItems are the model files of a lock that carry a sha256, with
+// where this machine keeps them.
+func (e *env) modelItems(t *archiveTarget) []*archiveItem {
+	m := t.entry.Model
+	c := e.cfg()
+	var items []*archiveItem
+	switch {
+	case m.Synthetic != nil:
+		items = append(items, &archiveItem{ID: t.x.ID, Kind: "model", What: "synthetic model", SHA256: m.Synthetic.SHA256, Size: m.Synthetic.Size,
+			path: lock.SyntheticPath(c.Cache, m.Synthetic.SHA256)})
+	case m.Requested.HF != "":
+		for _, f := range m.Files {
+			it := &archiveItem{ID: t.x.ID, Kind: "model", What: m.Requested.HF + "/" + f.Path, SHA256: f.SHA256, Size: f.Size,
+				path: hf.SnapshotPath(c.HFCache, m.Requested.HF, m.Commit, f.Path)}
+			if f.SHA256 == "" {
+				it.Note = "the lock holds no sha256 of this small git file: not archived"
+			}
+			items = append(items, it)
+		}
+	case m.Requested.Path != "":
+		for _, f := range m.Files {
+			items = append(items, &archiveItem{ID: t.x.ID, Kind: "model", What: f.Path, SHA256: f.SHA256, Size: f.Size,
+				path: filepath.Join(t.root, filepath.FromSlash(f.Path))})
+		}
+	}
+	for _, it := range items {
+		if it.SHA256 != "" {
+			it.Tag = archive.ModelTag(it.SHA256)
+		}
+	}
+	return items
+}
+
+// engineItem describes the prepared engine of a lock as an archive item:
+// a build cache entry or an engine install, by its key; nil for a
+// prebuilt directory or an endpoint.
+func (e *env) engineItem(t *archiveTarget, p *engine.Prepared) *archiveItem {
+	if p == nil || p.Engine.BuildID == "" || p.Engine.BuildID == "prebuilt" || p.Engine.Unpinned != "" {
+		return nil
+	}
+	key := p.Engine.BuildID
+	it := &archiveItem{ID: t.x.ID, What: engineLabel(t.x, t.entry)}
+	if ent, err := e.buildCache().Lookup(key); err == nil {
+		it.Kind, it.path = archive.KindBuild, ent.Dir
+	} else if filepath.Base(p.BinDir) == key {
+		it.Kind, it.path = archive.KindInstall, p.BinDir
+	} else {
+		return nil
+	}
+	it.Tag = archive.Tag(it.Kind, key)
+	return it
+}
+
+func archiveContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func (c *archivePushCmd) Run(e *env) error {
+	a, err := e.openArchive(true)
+	if err != nil {
+		return err
+	}
+	ts, err := e.archiveExperiments(c.IDs, false)
+	if err != nil {
+		return err
+	}
+	ctx, stop := archiveContext()
+	defer stop()
+	if err := a.Ping(ctx); err != nil {
+		return archiveError(err)
+	}
+	var sent, had int
+	var bytes int64
+	start := time.Now()
+	for _, t := range ts {
+		// The engine as the lock pins it: built or installed now if this
+		// machine does not have it yet (an archive holds what ran).
+		r := e.runner(t.root)
+		prog := newPrepareProgress(e.stderr, engineLabel(t.x, t.entry))
+		pctx := prog.attach(ctx, r)
+		prog.run()
+		p, err := r.PrepareEngine(pctx, t.x, t.entry)
+		prog.close()
+		if err != nil {
+			return explain(err, t.x.ID)
+		}
+		if it := e.engineItem(t, p); it != nil {
+			bar := newByteProgress(e.stderr, fmt.Sprintf("%s %s", it.Kind, it.What))
+			ok, n, err := a.PushDir(ctx, it.Kind, p.Engine.BuildID, it.path, markerOf(it.Kind, it.path), e.cfg().Cache, bar.update)
+			bar.done()
+			if err != nil {
+				return archiveError(err)
+			}
+			e.pushed(it, ok, n, &sent, &had, &bytes)
+		} else {
+			fmt.Fprintf(e.stderr, "rigor: %s: the engine is %s: nothing of it to archive\n", t.x.ID, engineNothing(p))
+		}
+		for _, it := range e.modelItems(t) {
+			if it.SHA256 == "" {
+				fmt.Fprintf(e.stderr, "rigor: %s: %s: %s\n", t.x.ID, it.What, it.Note)
+				continue
+			}
+			if _, err := os.Stat(it.path); err != nil {
+				if it.What == "synthetic model" {
+					fmt.Fprintf(e.stderr, "rigor: %s: the synthetic model is not written yet (rigor writes it again from the lock): not archived\n", t.x.ID)
+					continue
+				}
+				return withHint(fmt.Errorf("%s: model file %s is not on this machine (%s)", t.x.ID, it.What, it.path), "run 'rigor pull "+t.x.ID+"' first")
+			}
+			bar := newByteProgress(e.stderr, "model "+it.What)
+			ok, err := a.PushModelFile(ctx, it.What, it.path, it.SHA256, it.Size, archArch(t.entry), bar.update)
+			bar.done()
+			if err != nil {
+				return archiveError(err)
+			}
+			e.pushed(it, ok, it.Size, &sent, &had, &bytes)
+		}
+	}
+	fmt.Fprintf(e.stderr, "rigor: archived in %s: %d %s sent (%s), %d already there (%s)\n", a.Addr, sent, plural(sent, "artifact", "artifacts"),
+		humanBytes(bytes), had, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+func (e *env) pushed(it *archiveItem, ok bool, n int64, sent, had *int, bytes *int64) {
+	if ok {
+		*sent++
+		*bytes += n
+		fmt.Fprintf(e.stdout, "pushed  %s  %s\n", it.Tag, it.What)
+	} else {
+		*had++
+		fmt.Fprintf(e.stdout, "present %s  %s\n", it.Tag, it.What)
+	}
+}
+
+// markerOf is the completion marker of a build entry or an install,
+// which the artifact's config holds.
+func markerOf(kind, dir string) string {
+	if kind == archive.KindBuild {
+		return buildcache.MarkerFile
+	}
+	// An install's marker is the only dot-file at its top that is JSON.
+	entries, _ := os.ReadDir(dir)
+	for _, d := range entries {
+		if strings.HasPrefix(d.Name(), ".") && strings.HasSuffix(d.Name(), ".json") && !d.IsDir() {
+			return d.Name()
+		}
+	}
+	return "package.json"
+}
+
+func engineNothing(p *engine.Prepared) string {
+	if p != nil && p.Engine.Unpinned != "" {
+		return "an endpoint"
+	}
+	return "prebuilt (a local path)"
+}
+
+// archArch is the GGUF architecture a lock recorded, for the model
+// artifact's config.
+func archArch(entry *lock.Entry) string {
+	if s := entry.Model.Synthetic; s != nil {
+		if a, ok := s.GGUF["architecture"].(string); ok {
+			return a
+		}
+	}
+	for _, f := range entry.Model.Files {
+		if a, ok := f.GGUF["architecture"].(string); ok {
+			return a
+		}
+	}
+	return ""
+}
+
+func archiveError(err error) error {
+	var h interface{ Hint() string }
+	if errors.As(err, &h) && h.Hint() != "" {
+		return withHint(err, h.Hint())
+	}
+	return err
+}
+
+func (c *archivePullCmd) Run(e *env) error {
+	a, err := e.openArchive(true)
+	if err != nil {
+		return err
+	}
+	ts, err := e.archiveExperiments(c.IDs, true)
+	if err != nil {
+		return err
+	}
+	ctx, stop := archiveContext()
+	defer stop()
+	if err := a.Ping(ctx); err != nil {
+		return archiveError(err)
+	}
+	start := time.Now()
+	for _, t := range ts {
+		r := e.runner(t.root)
+		r.Offline = true
+		prog := newPrepareProgress(e.stderr, engineLabel(t.x, t.entry))
+		pctx := prog.attach(ctx, r)
+		s := &archive.Substituter{A: a, TmpDir: e.cfg().Cache}
+		pctx = buildcache.WithSubstituter(pctx, s)
+		prog.run()
+		p, err := r.PrepareEngine(pctx, t.x, t.entry)
+		prog.close()
+		if err != nil {
+			return withHint(fmt.Errorf("%s: the engine could not be brought from the archive or the cache: %w", t.x.ID, err),
+				"push it from a machine that has it: rigor archive push "+t.x.ID)
+		}
+		if it := e.engineItem(t, p); it != nil {
+			state := "cached "
+			if buildcache.Substituted(pctx, p.Engine.BuildID) {
+				state = "pulled "
+			}
+			fmt.Fprintf(e.stdout, "%s %s  %s\n", state, it.Tag, it.What)
+		}
+		for _, it := range e.modelItems(t) {
+			if it.SHA256 == "" {
+				continue
+			}
+			if sum, _, err := lock.HashFile(ctx, it.path); err == nil && sum == it.SHA256 {
+				fmt.Fprintf(e.stdout, "cached  %s  %s\n", it.Tag, it.What)
+				continue
+			}
+			bar := newByteProgress(e.stderr, "model "+it.What)
+			err := e.fetchModel(ctx, a, t, it, bar.update)
+			bar.done()
+			if errors.Is(err, archive.ErrNotArchived) {
+				fmt.Fprintf(e.stdout, "missing %s  %s\n", it.Tag, it.What)
+				continue
+			}
+			if err != nil {
+				return archiveError(err)
+			}
+			fmt.Fprintf(e.stdout, "pulled  %s  %s\n", it.Tag, it.What)
+		}
+	}
+	fmt.Fprintf(e.stderr, "rigor: pulled from %s in %s\n", a.Addr, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// fetchModel brings one model file from the archive to where this
+// machine keeps it: a hub file into the Hugging Face cache's layout (the
+// blob by its sha256, the snapshot's link to it), any other at its path.
+func (e *env) fetchModel(ctx context.Context, a *archive.Archive, t *archiveTarget, it *archiveItem, progress func(int64)) error {
+	m := t.entry.Model
+	if m.Requested.HF == "" {
+		return a.FetchModelFile(ctx, it.What, it.SHA256, it.Size, it.path, progress)
+	}
+	c := e.cfg()
+	blob := hf.BlobPath(c.HFCache, m.Requested.HF, hf.FileInfo{SHA256: it.SHA256, LFS: true})
+	if err := a.FetchModelFile(ctx, it.What, it.SHA256, it.Size, blob, progress); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(it.path), 0o755); err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(filepath.Dir(it.path), blob)
+	if err != nil {
+		return err
+	}
+	os.Remove(it.path)
+	return os.Symlink(rel, it.path)
+}
+
+func (c *archiveCheckCmd) Run(e *env) error {
+	a, err := e.openArchive(true)
+	if err != nil {
+		return err
+	}
+	ts, err := e.archiveExperiments(c.IDs, true)
+	if err != nil {
+		return err
+	}
+	ctx, stop := archiveContext()
+	defer stop()
+	if err := a.Ping(ctx); err != nil {
+		return archiveError(err)
+	}
+	var items []*archiveItem
+	for _, t := range ts {
+		r := e.runner(t.root)
+		var it *archiveItem
+		if p, err := r.LocateEngine(ctx, t.x, t.entry); err == nil && p != nil {
+			it = e.engineItem(t, p)
+		}
+		if it == nil {
+			if key, ok := r.BuildKey(ctx, t.x, t.entry); ok {
+				it = &archiveItem{ID: t.x.ID, Kind: archive.KindBuild, What: engineLabel(t.x, t.entry), Tag: archive.Tag(archive.KindBuild, key)}
+			}
+		}
+		if it == nil {
+			it = &archiveItem{ID: t.x.ID, Kind: "engine", What: engineLabel(t.x, t.entry),
+				Note: "its key is not known on this machine (not built or installed here, or prebuilt): build it, or check from a machine that has it"}
+		}
+		items = append(items, it)
+		items = append(items, e.modelItems(t)...)
+	}
+	var missing int
+	for _, it := range items {
+		if it.Tag == "" {
+			missing++
+			continue
+		}
+		ok, err := a.HasArtifact(ctx, it.Tag)
+		if err != nil {
+			return archiveError(err)
+		}
+		it.Archived = ok
+		if !ok {
+			missing++
+		}
+	}
+	if c.JSON {
+		if err := e.printJSON(items); err != nil {
+			return err
+		}
+	} else {
+		for _, it := range items {
+			state := "archived"
+			if !it.Archived {
+				state = "missing "
+			}
+			tag := it.Tag
+			if tag == "" {
+				tag = "-"
+			}
+			line := fmt.Sprintf("%s  %s  %-8s %s  %s", it.ID, state, it.Kind, tag, it.What)
+			if it.Note != "" {
+				line += "  (" + it.Note + ")"
+			}
+			fmt.Fprintln(e.stdout, line)
+		}
+	}
+	if missing > 0 {
+		return withHint(fmt.Errorf("%d of %d %s not archived in %s", missing, len(items), plural(len(items), "input is", "inputs are"), a.Addr),
+			"push them from a machine whose caches hold them: rigor archive push")
+	}
+	fmt.Fprintf(e.stderr, "rigor: all %d %s archived in %s\n", len(items), plural(len(items), "input is", "inputs are"), a.Addr)
+	return nil
+}
+
+// byteProgress shows an upload or download on a terminal, at most every
+// 200 ms; off a terminal it prints nothing.
+type byteProgress struct {
+	w     io.Writer
+	label string
+	mu    sync.Mutex
+	last  time.Time
+	shown bool
+	start time.Time
+}
+
+func newByteProgress(w io.Writer, label string) *byteProgress {
+	if _, tty := termFile(w); !tty {
+		return nil
+	}
+	return &byteProgress{w: w, label: label, start: time.Now()}
+}
+
+func (b *byteProgress) update(n int64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if time.Since(b.last) < 200*time.Millisecond {
+		return
+	}
+	b.last = time.Now()
+	rate := float64(n) / time.Since(b.start).Seconds()
+	fmt.Fprintf(b.w, "\r\033[Krigor: %s: %s (%s/s)", b.label, humanBytes(n), humanBytes(int64(rate)))
+	b.shown = true
+}
+
+func (b *byteProgress) done() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.shown {
+		fmt.Fprint(b.w, "\r\033[K")
+	}
+}
+
+func (archivePushCmd) Help() string {
+	return `Archives what the locks of the experiments pin: the engine as it is in
+this machine's caches (a build cache entry by its build id, or an npm
+install such as node-llama-cpp's by its key; built or installed first if it
+is not there yet) and every model file with a sha256 in the lock (hub
+files from the Hugging Face cache, local files, the synthetic model). Each
+blob is content-addressed and sent only when the registry lacks it; a file
+that no longer hashes to the lock is not archived.
+
+Examples:
+  rigor archive push quickstart/tiny --archive oci://127.0.0.1:5000/lab/rigor
+  RIGOR_ARCHIVE=oci://registry.lab/rigor rigor archive push`
+}
+
+func (archivePullCmd) Help() string {
+	return `Brings the archived inputs of the experiments into this machine's caches
+without building, installing or downloading from upstream: the engine's
+build or install (checked against the hashes its build or npm recorded)
+and the model files (checked against the lock's sha256; a hub file goes
+into the Hugging Face cache's layout). A blob whose bytes do not match is
+refused, naming the artifact.
+
+Examples:
+  rigor archive pull bench/a --archive oci://127.0.0.1:5000/lab/rigor
+  RIGOR_ARCHIVE=oci://registry.lab/rigor rigor archive pull`
+}
+
+func (archiveCheckCmd) Help() string {
+	return `Lists each input of the experiments' locks with whether the archive holds
+it, and exits 1 when something is missing. The engine's key is known when
+its build or install is in this machine's cache, or (for builds) computed
+from the lock and the toolchain.
+
+Examples:
+  rigor archive check quickstart/tiny --archive oci://127.0.0.1:5000/lab/rigor
+  rigor archive check --json`
+}
