@@ -442,50 +442,11 @@ func newSweepPage(id string, runs []*results.Run, h *compare.History, path strin
 		pts = append(pts, sp)
 	}
 	p.Points = len(pts)
-	var axes []*axis
-	lastCount := map[string]int{}
-	for f := range fields {
-		lastCount[f[strings.LastIndexByte(f, '.')+1:]]++
-	}
-	for _, f := range sortedKeys(fields) {
-		a := &axis{Field: f, Name: f, Numeric: true}
-		if short := f[strings.LastIndexByte(f, '.')+1:]; lastCount[short] == 1 {
-			a.Name = short
-		}
-		for _, sp := range pts {
-			v, ok := sp.values[f]
-			if !ok {
-				continue
-			}
-			if _, num := v.(float64); !num {
-				a.Numeric = false
-			}
-			if !slices.ContainsFunc(a.Values, func(x any) bool { return showAny(x) == showAny(v) }) {
-				a.Values = append(a.Values, v)
-			}
-		}
-		slices.SortFunc(a.Values, func(x, y any) int {
-			fx, okx := x.(float64)
-			fy, oky := y.(float64)
-			if okx && oky {
-				return cmp.Compare(fx, fy)
-			}
-			return strings.Compare(showAny(x), showAny(y))
-		})
-		axes = append(axes, a)
+	axes := sweepAxes(fields, pts)
+	for _, a := range axes {
 		p.Axes = append(p.Axes, a.Name)
 	}
-	// Points in the order of their values.
-	slices.SortStableFunc(pts, func(x, y sweptPoint) int {
-		for _, a := range axes {
-			ix := slices.IndexFunc(a.Values, func(v any) bool { return showAny(v) == showAny(x.values[a.Field]) })
-			iy := slices.IndexFunc(a.Values, func(v any) bool { return showAny(v) == showAny(y.values[a.Field]) })
-			if c := cmp.Compare(ix, iy); c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
+	sortByAxes(pts, axes)
 
 	// Metrics in the history's order, those the latest runs have.
 	var metrics []string
@@ -562,6 +523,59 @@ func newSweepPage(id string, runs []*results.Run, h *compare.History, path strin
 		p.Rows = append(p.Rows, row)
 	}
 	return p, nil
+}
+
+// sweepAxes are the swept fields of the points, each with its values in
+// order (numbers by value, else as text), named by the field's last part
+// when no other axis shares it.
+func sweepAxes(fields map[string]bool, pts []sweptPoint) []*axis {
+	var axes []*axis
+	lastCount := map[string]int{}
+	for f := range fields {
+		lastCount[f[strings.LastIndexByte(f, '.')+1:]]++
+	}
+	for _, f := range sortedKeys(fields) {
+		a := &axis{Field: f, Name: f, Numeric: true}
+		if short := f[strings.LastIndexByte(f, '.')+1:]; lastCount[short] == 1 {
+			a.Name = short
+		}
+		for _, sp := range pts {
+			v, ok := sp.values[f]
+			if !ok {
+				continue
+			}
+			if _, num := v.(float64); !num {
+				a.Numeric = false
+			}
+			if !slices.ContainsFunc(a.Values, func(x any) bool { return showAny(x) == showAny(v) }) {
+				a.Values = append(a.Values, v)
+			}
+		}
+		slices.SortFunc(a.Values, func(x, y any) int {
+			fx, okx := x.(float64)
+			fy, oky := y.(float64)
+			if okx && oky {
+				return cmp.Compare(fx, fy)
+			}
+			return strings.Compare(showAny(x), showAny(y))
+		})
+		axes = append(axes, a)
+	}
+	return axes
+}
+
+// sortByAxes puts the points in the order of their values, axis by axis.
+func sortByAxes(pts []sweptPoint, axes []*axis) {
+	slices.SortStableFunc(pts, func(x, y sweptPoint) int {
+		for _, a := range axes {
+			ix := slices.IndexFunc(a.Values, func(v any) bool { return showAny(v) == showAny(x.values[a.Field]) })
+			iy := slices.IndexFunc(a.Values, func(v any) bool { return showAny(v) == showAny(y.values[a.Field]) })
+			if c := cmp.Compare(ix, iy); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
 }
 
 func sortedKeys[V any](m map[string]V) []string {
