@@ -72,6 +72,12 @@ func printRig(e *env, r *rig.Rig) {
 		if g.PCIBusID != "" {
 			parts = append(parts, g.PCIBusID)
 		}
+		switch {
+		case g.EnforcedPowerLimitW > 0 && g.EnforcedPowerLimitW != g.PowerLimitW:
+			parts = append(parts, fmt.Sprintf("power limit %g W (enforced %g W)", g.PowerLimitW, g.EnforcedPowerLimitW))
+		case g.EffectivePowerLimitW() > 0:
+			parts = append(parts, fmt.Sprintf("power limit %g W", g.EffectivePowerLimitW()))
+		}
 		if g.Source != "" {
 			parts = append(parts, "via "+g.Source)
 		}

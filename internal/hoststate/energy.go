@@ -521,10 +521,14 @@ func (s *series) at(t float64) float64 {
 	return p.j + (q.j-p.j)*(t-p.t)/(q.t-p.t)
 }
 
-// timed returns the energy of the last seconds of the window.
-func (m *powerMeter) timed(seconds float64, from string) *TimedEnergy {
-	if seconds <= 0 || seconds > m.lastT {
-		seconds, from = m.lastT, "the whole run (model load included): the engine's timings do not give its timed section"
+// timed returns the energy of the seconds before end (seconds since the
+// first sample; past the last sample or negative, the last sample).
+func (m *powerMeter) timed(end, seconds float64, from string) *TimedEnergy {
+	if end <= 0 || end > m.lastT {
+		end = m.lastT
+	}
+	if seconds <= 0 || seconds > end {
+		seconds, from = end, "the whole run (model load included): the engine's timings do not give its timed section"
 	}
 	if seconds <= 0 {
 		return nil
@@ -535,7 +539,7 @@ func (m *powerMeter) timed(seconds float64, from string) *TimedEnergy {
 		if !s.have || s.dom.Method == MethodUnavailable {
 			continue
 		}
-		te.Joules += s.between(m.lastT-seconds, m.lastT)
+		te.Joules += s.between(end-seconds, end)
 		te.Domains = append(te.Domains, name+" ("+s.dom.Method+")")
 	}
 	if len(te.Domains) == 0 {

@@ -244,7 +244,7 @@ func TestPowerMeter_raplWraps(t *testing.T) {
 			t.Errorf("the core sub-zone is inside the package and must not count twice: %+v", x)
 		}
 	}
-	te := m.timed(0, "")
+	te := m.timed(0, 0, "")
 	if te == nil || te.Joules != 3.829 || !slices.Equal(te.Domains, []string{"dram-0 (counter)", "package-0 (counter)"}) || !strings.Contains(te.From, "whole run") {
 		t.Errorf("timed: got %+v", te)
 	}
@@ -268,7 +268,7 @@ func TestPowerMeter_boundedAndTimed(t *testing.T) {
 		t.Errorf("10 s at 27.91 W: got %v J", g.Joules)
 	}
 	// The last 4 s of a constant 27.91 W: 111.64 J, whatever was thinned.
-	te := m.timed(4, "the engine's repetitions")
+	te := m.timed(0, 4, "the engine's repetitions")
 	if te == nil || math.Abs(te.Joules-111.64) > 0.5 || te.Seconds != 4 || te.From != "the engine's repetitions" {
 		t.Errorf("timed: got %+v, want about 111.64 J over 4 s", te)
 	}
@@ -288,8 +288,16 @@ func TestSampler_energyRecorded(t *testing.T) {
 	if p := domain(t, st.Energy, "package-0"); !near(p.Joules, 30) || !near(p.AvgW, 10) {
 		t.Errorf("package: got %+v, want 30 J at 10 W", p)
 	}
-	if te := s.TimedEnergy(1.5, "the engine's repetitions"); te == nil || !near(te.Joules, 15) || te.AvgW != 10 {
+	if te := s.TimedEnergy(time.Time{}, 1.5, "the engine's repetitions"); te == nil || !near(te.Joules, 15) || te.AvgW != 10 {
 		t.Errorf("timed: got %+v, want 15 J over the last 1.5 s", te)
+	}
+	// The engine exited a second before rigor stopped (its workers'
+	// teardown): the section ends there.
+	if te := s.TimedEnergy(c.now().Add(-time.Second), 1.5, "the engine's repetitions"); te == nil || !near(te.Joules, 15) {
+		t.Errorf("timed, ending 1 s before the last sample: got %+v", te)
+	}
+	if te := s.TimedEnergy(c.now().Add(-time.Second), 0, ""); te == nil || te.Seconds != 2 || !near(te.Joules, 20) || !strings.Contains(te.From, "whole run") {
+		t.Errorf("whole run up to the engine's exit: got %+v, want 20 J over 2 s", te)
 	}
 	off := StartWith(context.Background(), nil, Options{Root: t.TempDir(), Now: c.now, Interval: time.Hour, PowerInterval: -1})
 	if st := off.Stop(); st.Energy != nil {

@@ -216,16 +216,21 @@ func (s *Sampler) powerLoop(ctx context.Context) {
 	}
 }
 
-// TimedEnergy returns the energy of the last seconds of the sampling
-// window (the engine's timed section, which ends as it exits), from says
-// how the section was found; a section longer than the window, or 0, is
-// the whole window. nil before [Sampler.Stop], without power sampling,
-// or when nothing was measured.
-func (s *Sampler) TimedEnergy(seconds float64, from string) *TimedEnergy {
-	if s.power == nil || s.state.Energy == nil {
+// TimedEnergy returns the energy of the seconds before end, the engine's
+// timed section (which ends as the engine exits, before rigor stops its
+// workers); from says how the section was found. A section longer than
+// the window up to end, or 0 seconds, is that whole window; a zero end is
+// the last sample. nil before [Sampler.Stop], without power sampling, or
+// when nothing was measured.
+func (s *Sampler) TimedEnergy(end time.Time, seconds float64, from string) *TimedEnergy {
+	if s.power == nil || s.state.Energy == nil || !s.power.started {
 		return nil
 	}
-	return s.power.timed(seconds, from)
+	var e float64
+	if !end.IsZero() {
+		e = end.Sub(s.power.t0).Seconds()
+	}
+	return s.power.timed(e, seconds, from)
 }
 
 func (s *Sampler) loop(ctx context.Context) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -239,6 +240,8 @@ func TestDetect_B70WithXpuSMI(t *testing.T) {
 				return readTestdata(t, "xpu-smi/discovery-b70x4.json"), nil
 			case "discovery -d 0 -j":
 				return readTestdata(t, "xpu-smi/discovery-d0-string-memory.json"), nil
+			case "config -d 0 -j", "config -d 1 -j":
+				return readTestdata(t, "xpu-smi/config-b70-d0.json"), nil
 			}
 			return nil, errors.New("exit status 1")
 		},
@@ -260,6 +263,14 @@ func TestDetect_B70WithXpuSMI(t *testing.T) {
 		if g.MemoryGB != 32 || g.Driver != "xe" || g.DriverVersion != "" {
 			t.Errorf("GPU %d = %+v, want 32 GiB and driver xe from sysfs, no driver version", g.Index, g)
 		}
+	}
+	// Power limits: xpu-smi config's sustained limit, where it answered.
+	if r.Accelerators[0].PowerLimitW != 230 || r.Accelerators[1].PowerLimitW != 230 || r.Accelerators[2].PowerLimitW != 0 {
+		t.Errorf("power limits %v, %v, %v; want 230, 230 and none (config failed)",
+			r.Accelerators[0].PowerLimitW, r.Accelerators[1].PowerLimitW, r.Accelerators[2].PowerLimitW)
+	}
+	if got := r.Facts()["gpu"].(map[string]any)["powerLimitW"]; !reflect.DeepEqual(got, []any{230, 230}) {
+		t.Errorf("gpu.powerLimitW = %#v, want the two reported limits", got)
 	}
 	if !slices.Contains(r.Notes, "xpu-smi discovery -d 3 -j: exit status 1") {
 		t.Errorf("Notes = %q, want the failed detail query noted", r.Notes)

@@ -580,7 +580,7 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 	// ending as it exited (else the whole run, and the record says so).
 	var timed *hoststate.TimedEnergy
 	if state.Energy != nil {
-		timed = sampler.TimedEnergy(timedSeconds(verdict.Metrics), timedFrom)
+		timed = sampler.TimedEnergy(out.End, timedSeconds(verdict.Metrics), timedFrom)
 		state.Energy.Timed = timed
 	}
 
