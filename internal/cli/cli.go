@@ -50,6 +50,7 @@ type cli struct {
 	Jobs    jobsCmd    `cmd:"" help:"List or cancel the Slurm jobs submitted with 'rigor run --slurm'."`
 	Diff    diffCmd    `cmd:"" help:"Compare two experiments, points or runs: configuration diff and metrics with significance."`
 	Log     logCmd     `cmd:"" help:"Show an experiment's runs over time, with drift markers and a tokSOut chart."`
+	Bisect  bisectCmd  `cmd:"" help:"Find the engine commit that changed a figure: a statistical, resumable bisect of the engine's git history."`
 	Report  reportCmd  `cmd:"" help:"Write a static HTML report with plots of the recorded runs: history, sweeps, diffs."`
 	Import  importCmd  `cmd:"" help:"Import results kept in other formats (seed summaries, LocalMaxxing, local-ai-registry, llama-bench JSON) as run records."`
 	Export  exportCmd  `cmd:"" help:"Export runs as a LocalMaxxing speed test, a local-ai-registry record, or a markdown, CSV or JSON table."`

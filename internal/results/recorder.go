@@ -68,6 +68,10 @@ func (r *Recorder) Record(run *Run, raw map[string][]byte) (string, error) {
 	return path, nil
 }
 
+// Add adds files the caller wrote to the next commit beside the records
+// (a bisect's state, committed with the records of each round).
+func (r *Recorder) Add(paths ...string) { r.pending = append(r.pending, paths...) }
+
 // Recorded returns the records written so far, in order.
 func (r *Recorder) Recorded() []Recorded { return r.recorded }
 

@@ -31,6 +31,11 @@ type Rounds struct {
 	// ones in (experiments in the order given, each one's executions in
 	// point order).
 	Seed uint64
+	// Start, when above 0, is the number of the first round: the rounds
+	// run are rounds Start to Start+Count-1 of an invocation run a round
+	// at a time (rigor bisect adds rounds until it can decide). They are
+	// shuffled and recorded as rounds even when Count is 1.
+	Start int
 }
 
 // unit is one execution of one experiment: a point, or the points of a
@@ -88,8 +93,13 @@ func (r *Runner) RunRounds(ctx context.Context, items []Item, o Rounds, sink Sin
 	started := r.now()
 	total := count * len(units)
 	done := 0
-	for k := 1; k <= count; k++ {
-		for pos, ui := range Order(o.Seed, k, count, len(units)) {
+	first, last, of := 1, count, count
+	if o.Start > 0 {
+		first, last = o.Start, o.Start+count-1
+		of = max(last, 2) // shuffled and recorded as rounds
+	}
+	for k := first; k <= last; k++ {
+		for pos, ui := range Order(o.Seed, k, of, len(units)) {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -98,8 +108,8 @@ func (r *Runner) RunRounds(ctx context.Context, items []Item, o Rounds, sink Sin
 			if u.group.combined != nil {
 				label = fmt.Sprintf("%s (%d points in one %s process)", u.prep.Experiment.ID, len(u.group.points), benchName(u.e, u.group.combined))
 			}
-			if count > 1 {
-				label += fmt.Sprintf(" (round %d/%d)", k, count)
+			if of > 1 {
+				label += fmt.Sprintf(" (round %d/%d)", k, of)
 			}
 			eta := ""
 			if done > 0 {
@@ -113,8 +123,8 @@ func (r *Runner) RunRounds(ctx context.Context, items []Item, o Rounds, sink Sin
 			}
 			for _, pr := range runs {
 				pr.Record.Invocation = o.Invocation
-				if count > 1 {
-					pr.Record.Round, pr.Record.Rounds, pr.Record.RoundsSeed, pr.Record.Order = k, count, o.Seed, pos+1
+				if of > 1 {
+					pr.Record.Round, pr.Record.Rounds, pr.Record.RoundsSeed, pr.Record.Order = k, of, o.Seed, pos+1
 				}
 				if err := sink(pr); err != nil {
 					return err

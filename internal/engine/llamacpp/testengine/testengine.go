@@ -36,6 +36,12 @@
 // waits on its connection and aborts after the worker, as llama-bench
 // b4747 does.
 //
+// src/speed.h is the speed knob: a commit that defines TESTENGINE_TG_NS
+// there makes llama-bench report simulated timings (that many nanoseconds
+// per generated token, with TESTENGINE_NOISE_PPM of noise) instead of
+// measuring work, so that a test's figures come from the commit, not from
+// the load of the machine (rigor bisect's testscripts).
+//
 // At configure time, TESTENGINE_BUILD_SLEEP=S in the environment makes the
 // build of llama-bench take S seconds more, for tests that interrupt a
 // build.

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "build-info.h"
+#include "speed.h"
 
 #define MAXV 32
 
@@ -72,6 +73,31 @@ static int is_type(const char *t) {
  * slowdown of P% for power tests (RIGOR_TESTENGINE_SLEEP sleeps before the
  * first row, outside every timing). */
 static volatile double sink;
+#ifdef TESTENGINE_TG_NS
+#ifndef TESTENGINE_NOISE_PPM
+#define TESTENGINE_NOISE_PPM 0
+#endif
+/* The speed knob (speed.h): simulated timings, no work. */
+static unsigned long long rng_state;
+static double uniform01(void) {
+	if (!rng_state) {
+		struct timespec t;
+		clock_gettime(CLOCK_REALTIME, &t);
+		rng_state = ((unsigned long long)t.tv_nsec << 20) ^ (unsigned long long)t.tv_sec ^ ((unsigned long long)getpid() << 40) ^ 0x9e3779b97f4a7c15ULL;
+	}
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+static long long work(int pp, int tg, int ub) {
+	(void)ub;
+	/* uniform on [-√3, √3]: a standard deviation of 1 */
+	double noise = 1.0 + (TESTENGINE_NOISE_PPM / 1e6) * 1.7320508075688772 * (2 * uniform01() - 1);
+	double ns = ((double)pp * TESTENGINE_TG_NS / 10 + (double)tg * TESTENGINE_TG_NS) * noise;
+	return ns > 1 ? (long long)ns : 1;
+}
+#else
 static long long work(int pp, int tg, int ub) {
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
@@ -87,6 +113,7 @@ static long long work(int pp, int tg, int ub) {
 	long long ns = (b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
 	return ns > 0 ? ns : 1;
 }
+#endif
 
 static int connect_endpoint(const char *ep) {
 	char host[256], *colon;
