@@ -728,118 +728,10 @@ func Compare(a, b Side, opts Options) (*Report, error) {
 		}
 	}
 
-	// Match points by swept values; two single points always match.
-	type pair struct{ a, b *point }
-	var pairs []pair
-	for _, p := range sa.order {
-		if q := sb.points[p.key]; q != nil {
-			pairs = append(pairs, pair{p, q})
-		}
-	}
-	if len(pairs) == 0 && len(sa.order) == 1 && len(sb.order) == 1 {
-		pairs = append(pairs, pair{sa.order[0], sb.order[0]})
-		if sa.order[0].key != sb.order[0].key {
-			name := func(l string) string { return cmp.Or(l, "(no sweep)") }
-			sa.order[0].label = name(sa.order[0].label) + " vs " + name(sb.order[0].label)
-			sb.order[0].label = sa.order[0].label
-		}
-	}
-	// One point against a sweep (an experiment against its swept
-	// variant): compare it with the sweep's nearest point, the one whose
-	// configuration differs least, and say so.
-	if len(pairs) == 0 && len(sa.order) > 0 && len(sb.order) > 0 && (len(sa.order) == 1) != (len(sb.order) == 1) {
-		one, many := sa, sb
-		if len(sb.order) == 1 {
-			one, many = sb, sa
-		}
-		nc := newConfigCache()
-		var best *point
-		bestN := 0
-		ps := slices.Clone(many.order)
-		slices.SortStableFunc(ps, comparePoints)
-		for _, p := range ps {
-			n := len(diffConfigs(nc.of(one.order[0].latest()), nc.of(p.latest()), onlySection(SectionSpec)))
-			if best == nil || n < bestN {
-				best, bestN = p, n
-			}
-		}
-		o := one.order[0]
-		label := cmp.Or(o.label, "(no sweep)") + " vs " + best.label
-		diffs := "differences"
-		if bestN == 1 {
-			diffs = "difference"
-		}
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%s is one point and %s a sweep of %d points: compared with the sweep's nearest point %s (%d spec %s); name a point of the sweep to compare another",
-			one.label, many.label, len(many.order), best.label, bestN, diffs))
-		if one == sa {
-			pairs = append(pairs, pair{o, best})
-		} else {
-			pairs = append(pairs, pair{best, o})
-		}
-		o.label, best.label = label, label
-	}
-	slices.SortStableFunc(pairs, func(x, y pair) int { return comparePoints(x.a, y.a) })
-	matchedA, matchedB := map[*point]bool{}, map[*point]bool{}
-	for _, pr := range pairs {
-		matchedA[pr.a], matchedB[pr.b] = true, true
-	}
-	for _, x := range []struct {
-		sd      *side
-		matched map[*point]bool
-		out     *[]string
-	}{{sa, matchedA, &rep.OnlyA}, {sb, matchedB, &rep.OnlyB}} {
-		ps := slices.Clone(x.sd.order)
-		slices.SortStableFunc(ps, comparePoints)
-		for _, p := range ps {
-			if !x.matched[p] {
-				label := p.label
-				if label == "" {
-					label = "(no sweep)"
-				}
-				*x.out = append(*x.out, label)
-			}
-		}
-	}
+	pairs := matchPoints(sa, sb, rep)
 
-	// Configuration diff, point by point, merged.
 	cache := newConfigCache()
-	type agg struct {
-		c      Change
-		points []string
-	}
-	var changes []*agg
-	seen := map[string]*agg{}
-	diffPair := func(x, y *results.Run, label string) {
-		for _, c := range diffConfigs(cache.of(x), cache.of(y), nil) {
-			k := c.Path + "\x00" + string(c.Old) + "\x00" + string(c.New)
-			g := seen[k]
-			if g == nil {
-				g = &agg{c: c}
-				seen[k] = g
-				changes = append(changes, g)
-			}
-			g.points = append(g.points, label)
-		}
-	}
-	if len(pairs) > 0 {
-		for _, pr := range pairs {
-			diffPair(pr.a.latest(), pr.b.latest(), pr.a.label)
-		}
-	} else if len(sa.order) > 0 && len(sb.order) > 0 {
-		diffPair(latestOf(sa), latestOf(sb), "")
-	}
-	for _, g := range changes {
-		if len(pairs) > 1 && len(g.points) < len(pairs) {
-			g.c.Points = g.points
-		}
-		rep.Config = append(rep.Config, g.c)
-	}
-	slices.SortStableFunc(rep.Config, func(x, y Change) int {
-		if d := sectionRank(x.Section) - sectionRank(y.Section); d != 0 {
-			return d
-		}
-		return strings.Compare(x.Path, y.Path)
-	})
+	rep.Config = configChanges(sa, sb, pairs, cache)
 
 	// Status and mixed-configuration warnings.
 	for _, sd := range []*side{sa, sb} {
@@ -860,52 +752,7 @@ func Compare(a, b Side, opts Options) (*Report, error) {
 		rep.Warnings = append(rep.Warnings, mixedWarnings(sd, cache)...)
 	}
 
-	// Metric tables.
-	var metricOrder []string
-	meta := map[string]*pooled{}
-	for _, pr := range pairs {
-		for _, p := range []*point{pr.a, pr.b} {
-			for _, m := range p.metrics {
-				if meta[m.key] == nil {
-					meta[m.key] = m
-					metricOrder = append(metricOrder, m.key)
-				}
-			}
-		}
-	}
-	for _, key := range metricOrder {
-		m := meta[key]
-		t := Table{Metric: key, Name: m.name, Test: m.test, Unit: m.unit, Direction: m.dir}
-		for _, pr := range pairs {
-			ma, mb := pr.a.byKey[key], pr.b.byKey[key]
-			if ma == nil && mb == nil {
-				continue
-			}
-			row := Row{Metric: key, Unit: m.unit, SampleUnit: UnitRepetitions, Direction: m.dir, Point: pr.a.label, Test: DecideMannWhitney}
-			row.serve = m.test == serveTest
-			byRun := ma != nil && mb != nil && ((len(ma.recs) >= 2 && len(mb.recs) >= 2) || row.serve)
-			if byRun {
-				row.SampleUnit, row.Test = UnitRuns, DecideWelch
-				row.pairA, row.pairB = pairByRound(ma.recs, mb.recs)
-				if len(row.pairA) >= 2 {
-					row.Test, row.Pairs = DecidePairedT, len(row.pairA)
-				}
-			}
-			if ma != nil && mb != nil {
-				row.recsA, row.recsB = ma.recs, mb.recs
-				row.runsA, row.runsB = runsOf(ma.recs), runsOf(mb.recs)
-				row.sameInv = sharesInvocation(ma.recs, mb.recs)
-			}
-			row.A = summarize(ma, opts, byRun, m.dir)
-			row.B = summarize(mb, opts, byRun, m.dir)
-			row.noiseKey = pr.a.key + "\x00" + key
-			if pr.a.key != pr.b.key {
-				row.noiseKey = ""
-			}
-			t.Rows = append(t.Rows, row)
-		}
-		rep.Tables = append(rep.Tables, t)
-	}
+	rep.Tables = metricTables(pairs, opts)
 	// The figure to quote first.
 	slices.SortStableFunc(rep.Tables, func(x, y Table) int {
 		hx, hy := metric.IsHeadline(x.Name), metric.IsHeadline(y.Name)
@@ -960,6 +807,185 @@ func Compare(a, b Side, opts Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// pointPair is a point of A matched with a point of B.
+type pointPair struct{ a, b *point }
+
+// matchPoints matches the points of A and B by their swept values (two
+// single points always match; one point against a sweep is matched with
+// the sweep's nearest point, and a note says so), in point order, and
+// lists in rep the points of each side left unmatched.
+func matchPoints(sa, sb *side, rep *Report) []pointPair {
+	var pairs []pointPair
+	for _, p := range sa.order {
+		if q := sb.points[p.key]; q != nil {
+			pairs = append(pairs, pointPair{p, q})
+		}
+	}
+	if len(pairs) == 0 && len(sa.order) == 1 && len(sb.order) == 1 {
+		pairs = append(pairs, pointPair{sa.order[0], sb.order[0]})
+		if sa.order[0].key != sb.order[0].key {
+			name := func(l string) string { return cmp.Or(l, "(no sweep)") }
+			sa.order[0].label = name(sa.order[0].label) + " vs " + name(sb.order[0].label)
+			sb.order[0].label = sa.order[0].label
+		}
+	}
+	// One point against a sweep (an experiment against its swept
+	// variant): compare it with the sweep's nearest point, the one whose
+	// configuration differs least, and say so.
+	if len(pairs) == 0 && len(sa.order) > 0 && len(sb.order) > 0 && (len(sa.order) == 1) != (len(sb.order) == 1) {
+		one, many := sa, sb
+		if len(sb.order) == 1 {
+			one, many = sb, sa
+		}
+		nc := newConfigCache()
+		var best *point
+		bestN := 0
+		ps := slices.Clone(many.order)
+		slices.SortStableFunc(ps, comparePoints)
+		for _, p := range ps {
+			n := len(diffConfigs(nc.of(one.order[0].latest()), nc.of(p.latest()), onlySection(SectionSpec)))
+			if best == nil || n < bestN {
+				best, bestN = p, n
+			}
+		}
+		o := one.order[0]
+		label := cmp.Or(o.label, "(no sweep)") + " vs " + best.label
+		diffs := "differences"
+		if bestN == 1 {
+			diffs = "difference"
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s is one point and %s a sweep of %d points: compared with the sweep's nearest point %s (%d spec %s); name a point of the sweep to compare another",
+			one.label, many.label, len(many.order), best.label, bestN, diffs))
+		if one == sa {
+			pairs = append(pairs, pointPair{o, best})
+		} else {
+			pairs = append(pairs, pointPair{best, o})
+		}
+		o.label, best.label = label, label
+	}
+	slices.SortStableFunc(pairs, func(x, y pointPair) int { return comparePoints(x.a, y.a) })
+	matchedA, matchedB := map[*point]bool{}, map[*point]bool{}
+	for _, pr := range pairs {
+		matchedA[pr.a], matchedB[pr.b] = true, true
+	}
+	for _, x := range []struct {
+		sd      *side
+		matched map[*point]bool
+		out     *[]string
+	}{{sa, matchedA, &rep.OnlyA}, {sb, matchedB, &rep.OnlyB}} {
+		ps := slices.Clone(x.sd.order)
+		slices.SortStableFunc(ps, comparePoints)
+		for _, p := range ps {
+			if !x.matched[p] {
+				label := p.label
+				if label == "" {
+					label = "(no sweep)"
+				}
+				*x.out = append(*x.out, label)
+			}
+		}
+	}
+	return pairs
+}
+
+// configChanges is the configuration diff of the matched points (else of
+// the sides' latest runs), point by point, merged: a change found at only
+// some of several points names them.
+func configChanges(sa, sb *side, pairs []pointPair, cache *configCache) []Change {
+	var out []Change
+	type agg struct {
+		c      Change
+		points []string
+	}
+	var changes []*agg
+	seen := map[string]*agg{}
+	diffPair := func(x, y *results.Run, label string) {
+		for _, c := range diffConfigs(cache.of(x), cache.of(y), nil) {
+			k := c.Path + "\x00" + string(c.Old) + "\x00" + string(c.New)
+			g := seen[k]
+			if g == nil {
+				g = &agg{c: c}
+				seen[k] = g
+				changes = append(changes, g)
+			}
+			g.points = append(g.points, label)
+		}
+	}
+	if len(pairs) > 0 {
+		for _, pr := range pairs {
+			diffPair(pr.a.latest(), pr.b.latest(), pr.a.label)
+		}
+	} else if len(sa.order) > 0 && len(sb.order) > 0 {
+		diffPair(latestOf(sa), latestOf(sb), "")
+	}
+	for _, g := range changes {
+		if len(pairs) > 1 && len(g.points) < len(pairs) {
+			g.c.Points = g.points
+		}
+		out = append(out, g.c)
+	}
+	slices.SortStableFunc(out, func(x, y Change) int {
+		if d := sectionRank(x.Section) - sectionRank(y.Section); d != 0 {
+			return d
+		}
+		return strings.Compare(x.Path, y.Path)
+	})
+	return out
+}
+
+// metricTables are the tables of every metric the matched points have,
+// a row per pair, each row's sample unit and test chosen from what was
+// recorded (repetitions, runs, runs paired by round).
+func metricTables(pairs []pointPair, opts Options) []Table {
+	var tables []Table
+	var metricOrder []string
+	meta := map[string]*pooled{}
+	for _, pr := range pairs {
+		for _, p := range []*point{pr.a, pr.b} {
+			for _, m := range p.metrics {
+				if meta[m.key] == nil {
+					meta[m.key] = m
+					metricOrder = append(metricOrder, m.key)
+				}
+			}
+		}
+	}
+	for _, key := range metricOrder {
+		m := meta[key]
+		t := Table{Metric: key, Name: m.name, Test: m.test, Unit: m.unit, Direction: m.dir}
+		for _, pr := range pairs {
+			ma, mb := pr.a.byKey[key], pr.b.byKey[key]
+			if ma == nil && mb == nil {
+				continue
+			}
+			row := Row{Metric: key, Unit: m.unit, SampleUnit: UnitRepetitions, Direction: m.dir, Point: pr.a.label, Test: DecideMannWhitney}
+			row.serve = m.test == serveTest
+			byRun := ma != nil && mb != nil && ((len(ma.recs) >= 2 && len(mb.recs) >= 2) || row.serve)
+			if byRun {
+				row.SampleUnit, row.Test = UnitRuns, DecideWelch
+				row.pairA, row.pairB = pairByRound(ma.recs, mb.recs)
+				if len(row.pairA) >= 2 {
+					row.Test, row.Pairs = DecidePairedT, len(row.pairA)
+				}
+			}
+			if ma != nil && mb != nil {
+				row.recsA, row.recsB = ma.recs, mb.recs
+				row.runsA, row.runsB = runsOf(ma.recs), runsOf(mb.recs)
+				row.sameInv = sharesInvocation(ma.recs, mb.recs)
+			}
+			row.A = summarize(ma, opts, byRun, m.dir)
+			row.B = summarize(mb, opts, byRun, m.dir)
+			row.noiseKey = pr.a.key + "\x00" + key
+			if pr.a.key != pr.b.key {
+				row.noiseKey = ""
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		tables = append(tables, t)
+	}
+	return tables
 }
 
 func latestOf(sd *side) *results.Run {
