@@ -125,24 +125,8 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 	swept := sweptCache{}
 	sortRounds(ptrs, swept)
 	h := &History{}
-	cache := newConfigCache()
-	configs := map[*results.Summary]config{}
-	var loadErr error
-	configOf := func(s *results.Summary) config {
-		if c, ok := configs[s]; ok {
-			return c
-		}
-		r, err := load(s)
-		if err != nil || r == nil {
-			if loadErr == nil {
-				loadErr = fmt.Errorf("reading run %s to show what changed: %w", s.ID, cmp.Or(err, errors.New("not found")))
-			}
-			return nil
-		}
-		c := cache.build(r)
-		configs[s] = c
-		return c
-	}
+	rc := &runConfigs{load: load, cache: newConfigCache(), configs: map[*results.Summary]config{}}
+	configOf := rc.of
 	detail := func(s *results.Summary) *results.Detail {
 		if s.Detail == nil {
 			return &results.Detail{}
@@ -152,39 +136,6 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 	prevHost := map[string]*results.Summary{}
 	prevPoint := map[string]*results.Summary{}
 	history := map[string][]*results.Summary{}
-	// lockDrift is what changed in the lock section from p, the point's
-	// previous run, to r. The engine's report of its build is absent from
-	// a run that failed before the engine reported it: that is no change,
-	// and r's build is compared with the last of earlier, the point's
-	// runs, that reported one.
-	lockDrift := func(p, r *results.Summary, earlier []*results.Summary) []Change {
-		var out []Change
-		absent := false
-		for _, c := range diffConfigs(configOf(p), configOf(r), onlySection(SectionLock)) {
-			if strings.HasPrefix(c.Path, buildPrefix) && (c.Old == nil || c.New == nil) {
-				absent = true
-				continue
-			}
-			out = append(out, c)
-		}
-		if !absent || !hasBuild(configOf(r)) {
-			return out
-		}
-		for j := len(earlier) - 1; j >= 0; j-- {
-			q := earlier[j]
-			if !hasBuild(configOf(q)) {
-				continue
-			}
-			for _, c := range diffConfigs(configOf(q), configOf(r), onlySection(SectionLock)) {
-				if strings.HasPrefix(c.Path, buildPrefix) && c.Old != nil && c.New != nil {
-					out = append(out, c)
-				}
-			}
-			break
-		}
-		return out
-	}
-
 	// Label points with the same short names Compare uses.
 	var pts []*point
 	keyOf := make([]string, len(ptrs))
@@ -227,20 +178,11 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 			// invocation of several rounds says so.
 			e.Round, e.Rounds = d.Round, rounds[r.Invocation]
 		}
-		for j, m := range r.Metrics {
-			var x []float64
-			if j < len(d.Samples) {
-				x = d.Samples[j]
-			}
-			if len(x) == 0 {
-				x = []float64{m.Mean}
-			}
-			ci := stats.MeanCI(x, 0.95)
-			e.Metrics = append(e.Metrics, MetricStat{Key: m.Key(), Name: m.Name, Test: m.Test, Unit: m.Unit,
-				N: len(x), Mean: stats.Mean(x), Stddev: stats.Stddev(x), Low: ci.Low, High: ci.High, Min: slices.Min(x), Max: slices.Max(x)})
-			if !seenMetric[m.Key()] {
-				seenMetric[m.Key()] = true
-				metricOrder = append(metricOrder, m.Key())
+		e.Metrics = metricStats(r, d)
+		for _, m := range e.Metrics {
+			if !seenMetric[m.Key] {
+				seenMetric[m.Key] = true
+				metricOrder = append(metricOrder, m.Key)
 			}
 		}
 
@@ -251,7 +193,7 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 		key := keyOf[i]
 		if p := prevPoint[key]; p != nil {
 			if detail(p).Hashes.Lock != d.Hashes.Lock {
-				e.Drift = append(e.Drift, lockDrift(p, r, history[key])...)
+				e.Drift = append(e.Drift, rc.lockDrift(p, r, history[key])...)
 			}
 			if len(e.Drift) == 0 && detail(p).LockDigest != d.LockDigest {
 				e.Drift = append(e.Drift, Change{Section: SectionLock, Path: "lockDigest",
@@ -273,11 +215,96 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 		history[key] = append(history[key], r)
 		h.Entries = append(h.Entries, e)
 	}
-	if loadErr != nil {
-		return nil, loadErr
+	if rc.err != nil {
+		return nil, rc.err
 	}
 
-	// tokSOut first, then tokSPrompt, then the rest as they came.
+	h.Metrics = orderMetrics(metricOrder)
+
+	h.Chart = tokSOutChart(h, byLabel)
+	return h, nil
+}
+
+// runConfigs reads the configurations of summarized runs, each once, for
+// the drift between them; the first run that cannot be read is err.
+type runConfigs struct {
+	load    func(*results.Summary) (*results.Run, error)
+	cache   *configCache
+	configs map[*results.Summary]config
+	err     error
+}
+
+func (rc *runConfigs) of(s *results.Summary) config {
+	if c, ok := rc.configs[s]; ok {
+		return c
+	}
+	r, err := rc.load(s)
+	if err != nil || r == nil {
+		if rc.err == nil {
+			rc.err = fmt.Errorf("reading run %s to show what changed: %w", s.ID, cmp.Or(err, errors.New("not found")))
+		}
+		return nil
+	}
+	c := rc.cache.build(r)
+	rc.configs[s] = c
+	return c
+}
+
+// lockDrift is what changed in the lock section from p, the point's
+// previous run, to r. The engine's report of its build is absent from a
+// run that failed before the engine reported it: that is no change, and
+// r's build is compared with the last of earlier, the point's runs, that
+// reported one.
+func (rc *runConfigs) lockDrift(p, r *results.Summary, earlier []*results.Summary) []Change {
+	var out []Change
+	absent := false
+	for _, c := range diffConfigs(rc.of(p), rc.of(r), onlySection(SectionLock)) {
+		if strings.HasPrefix(c.Path, buildPrefix) && (c.Old == nil || c.New == nil) {
+			absent = true
+			continue
+		}
+		out = append(out, c)
+	}
+	if !absent || !hasBuild(rc.of(r)) {
+		return out
+	}
+	for j := len(earlier) - 1; j >= 0; j-- {
+		q := earlier[j]
+		if !hasBuild(rc.of(q)) {
+			continue
+		}
+		for _, c := range diffConfigs(rc.of(q), rc.of(r), onlySection(SectionLock)) {
+			if strings.HasPrefix(c.Path, buildPrefix) && c.Old != nil && c.New != nil {
+				out = append(out, c)
+			}
+		}
+		break
+	}
+	return out
+}
+
+// metricStats are a run's metrics with their statistics, from its samples
+// (else its mean alone).
+func metricStats(r *results.Summary, d *results.Detail) []MetricStat {
+	var out []MetricStat
+	for j, m := range r.Metrics {
+		var x []float64
+		if j < len(d.Samples) {
+			x = d.Samples[j]
+		}
+		if len(x) == 0 {
+			x = []float64{m.Mean}
+		}
+		ci := stats.MeanCI(x, 0.95)
+		out = append(out, MetricStat{Key: m.Key(), Name: m.Name, Test: m.Test, Unit: m.Unit,
+			N: len(x), Mean: stats.Mean(x), Stddev: stats.Stddev(x), Low: ci.Low, High: ci.High, Min: slices.Min(x), Max: slices.Max(x)})
+	}
+	return out
+}
+
+// orderMetrics puts tokSOut first, then tokSPrompt, then the rest as they
+// came.
+func orderMetrics(metricOrder []string) []string {
 	rank := func(k string) int {
 		switch {
 		case strings.HasPrefix(k, metric.TokSOut+" ") || k == metric.TokSOut:
@@ -287,39 +314,43 @@ func LogSummaries(sums []*results.Summary, load func(*results.Summary) (*results
 		}
 		return 2
 	}
-	h.Metrics = slices.Clone(metricOrder)
-	slices.SortStableFunc(h.Metrics, func(a, b string) int { return rank(a) - rank(b) })
+	out := slices.Clone(metricOrder)
+	slices.SortStableFunc(out, func(a, b string) int { return rank(a) - rank(b) })
+	return out
+}
 
-	// The chart: the first tokSOut key, one series per point, a gap where
-	// a run of the point has no value (a failed run).
-	if len(h.Metrics) > 0 && (strings.HasPrefix(h.Metrics[0], metric.TokSOut+" ") || h.Metrics[0] == metric.TokSOut) {
-		k := h.Metrics[0]
-		c := &Chart{Metric: k}
-		idx := map[string]int{}
-		for _, e := range h.Entries {
-			j, ok := idx[e.Point]
-			if !ok {
-				j = len(c.Series)
-				idx[e.Point] = j
-				c.Series = append(c.Series, Series{Point: e.Point})
-			}
-			v := math.NaN()
-			for _, m := range e.Metrics {
-				if m.Key == k {
-					v, c.Unit = m.Mean, m.Unit
-				}
-			}
-			c.Series[j].Values = append(c.Series[j].Values, v)
-		}
-		c.Series = slices.DeleteFunc(c.Series, func(s Series) bool {
-			return !slices.ContainsFunc(s.Values, func(v float64) bool { return !math.IsNaN(v) })
-		})
-		slices.SortStableFunc(c.Series, func(a, b Series) int {
-			return comparePoints(byLabel[a.Point], byLabel[b.Point])
-		})
-		h.Chart = c
+// tokSOutChart is the chart of the history's first metric when it is a
+// tokSOut key: one series per point, a gap where a run of the point has
+// no value (a failed run); nil otherwise.
+func tokSOutChart(h *History, byLabel map[string]*point) *Chart {
+	if len(h.Metrics) == 0 || !(strings.HasPrefix(h.Metrics[0], metric.TokSOut+" ") || h.Metrics[0] == metric.TokSOut) {
+		return nil
 	}
-	return h, nil
+	k := h.Metrics[0]
+	c := &Chart{Metric: k}
+	idx := map[string]int{}
+	for _, e := range h.Entries {
+		j, ok := idx[e.Point]
+		if !ok {
+			j = len(c.Series)
+			idx[e.Point] = j
+			c.Series = append(c.Series, Series{Point: e.Point})
+		}
+		v := math.NaN()
+		for _, m := range e.Metrics {
+			if m.Key == k {
+				v, c.Unit = m.Mean, m.Unit
+			}
+		}
+		c.Series[j].Values = append(c.Series[j].Values, v)
+	}
+	c.Series = slices.DeleteFunc(c.Series, func(s Series) bool {
+		return !slices.ContainsFunc(s.Values, func(v float64) bool { return !math.IsNaN(v) })
+	})
+	slices.SortStableFunc(c.Series, func(a, b Series) int {
+		return comparePoints(byLabel[a.Point], byLabel[b.Point])
+	})
+	return c
 }
 
 // sweptCache parses each distinct swept-values JSON of a history once:
