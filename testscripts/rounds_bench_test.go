@@ -226,8 +226,10 @@ type benchDiff struct {
 		Metric string `json:"metric"`
 		Test   string `json:"test"`
 		Rows   []struct {
-			Verdict   string `json:"verdict"`
-			DecidedBy string `json:"decidedBy"`
+			Verdict   string  `json:"verdict"`
+			DecidedBy string  `json:"decidedBy"`
+			Delta     float64 `json:"deltaPercent"`
+			P         float64 `json:"p"`
 		} `json:"rows"`
 	} `json:"tables"`
 	Warnings []struct {

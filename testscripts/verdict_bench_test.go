@@ -2,6 +2,7 @@ package testscripts
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -29,7 +30,7 @@ import (
 // the figures; it prints them. Opt in, as it takes many minutes:
 //
 //	RIGOR_BENCH_VERDICTS=30 [RIGOR_BENCH_FORMS=paired,invocations,invocations3,serve,power] \
-//	  [RIGOR_BENCH_HOG=0] go test ./testscripts -run TestBenchVerdicts -v -timeout 120m
+//	  [RIGOR_BENCH_HOG=0] [RIGOR_BENCH_PN=512,128] [RIGOR_BENCH_K=5] go test ./testscripts -run TestBenchVerdicts -v -timeout 120m
 //
 // The forms, each its own pair of experiments (so one form's records are
 // never another's history), run interleaved, one diff of each per
@@ -62,6 +63,7 @@ func TestBenchVerdicts(t *testing.T) {
 		forms = strings.Split(f, ",")
 	}
 	hogOn := os.Getenv("RIGOR_BENCH_HOG") != "0"
+	k := cmp.Or(os.Getenv("RIGOR_BENCH_K"), "5") // rounds of the paired forms
 	work := t.TempDir()
 	bin := filepath.Join(work, "rigor")
 	build := exec.Command("go", "build", "-o", bin, "../cmd/rigor")
@@ -82,7 +84,7 @@ import "github.com/rigorbench/rigor/schema"
 _bench: schema.#Experiment & {
 	model: path: "models/m.gguf"
 	engine: {family: "llama.cpp", source: {git: "../engine", ref: "v2"}}
-	bench: {p: 64, n: 32, r: 5}
+	bench: {p: PP, n: NN, r: 5}
 	flags: {ngl: 0, t: 1}
 }
 _serve: schema.#Experiment & {
@@ -105,6 +107,13 @@ pw_a: _bench
 pw_slow: _bench & {env: RIGOR_TESTENGINE_SLOWER_PCT: "15"}
 `,
 	}
+	// The workload: RIGOR_BENCH_PN="p,n" (default 64,32: a few
+	// milliseconds of work per repetition).
+	pn := strings.Split(os.Getenv("RIGOR_BENCH_PN")+",", ",")
+	if pn[0] == "" {
+		pn = []string{"64", "32"}
+	}
+	files["experiments/v/v.cue"] = strings.NewReplacer("PP", pn[0], "NN", pn[1]).Replace(files["experiments/v/v.cue"])
 	for name, body := range files {
 		p := filepath.Join(mod, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -200,7 +209,7 @@ pw_slow: _bench & {env: RIGOR_TESTENGINE_SLOWER_PCT: "15"}
 		falseDiff, tested, slowerTok, slowerAll, tokRows := false, false, false, true, 0
 		for _, tb := range d.Tables {
 			for _, r := range tb.Rows {
-				vs = append(vs, tb.Metric+" "+tb.Test+" "+r.Verdict+" "+r.DecidedBy)
+				vs = append(vs, fmt.Sprintf("%s %s %+.1f%% p %.3f", tb.Metric, r.Verdict, r.Delta, r.P))
 				if r.DecidedBy != "" {
 					tested = true
 				}
@@ -266,7 +275,7 @@ pw_slow: _bench & {env: RIGOR_TESTENGINE_SLOWER_PCT: "15"}
 			timed(form, func() {
 				switch form {
 				case "paired":
-					run("rigor", "run", "v/pa_a", "v/pa_b", "--rounds", "5", "--no-commit")
+					run("rigor", "run", "v/pa_a", "v/pa_b", "--rounds", k, "--no-commit")
 					diff(form, "v/pa_a", "v/pa_b", true)
 				case "invocations", "invocations3":
 					x, rounds := "in", "1"
@@ -277,10 +286,10 @@ pw_slow: _bench & {env: RIGOR_TESTENGINE_SLOWER_PCT: "15"}
 					run("rigor", "run", "v/"+x+"_b", "--rounds", rounds, "--no-commit")
 					diff(form, "v/"+x+"_a", "v/"+x+"_b", i >= warm)
 				case "serve":
-					run("rigor", "run", "v/sv_a", "v/sv_b", "--rounds", "5", "--no-commit")
+					run("rigor", "run", "v/sv_a", "v/sv_b", "--rounds", k, "--no-commit")
 					diff(form, "v/sv_a", "v/sv_b", true)
 				case "power":
-					run("rigor", "run", "v/pw_a", "v/pw_slow", "--rounds", "5", "--no-commit")
+					run("rigor", "run", "v/pw_a", "v/pw_slow", "--rounds", k, "--no-commit")
 					diff(form, "v/pw_a", "v/pw_slow", true)
 				default:
 					t.Fatalf("unknown form %q", form)
@@ -300,8 +309,8 @@ pw_slow: _bench & {env: RIGOR_TESTENGINE_SLOWER_PCT: "15"}
 			load = fmt.Sprintf("load1 %.1f–%.1f (median %.1f)", tl.loads[0], tl.loads[len(tl.loads)-1], tl.loads[len(tl.loads)/2])
 		}
 		if form == "power" {
-			t.Logf("power (15%% slower, paired K=5): %d diffs; a throughput metric worse in %d (%.0f%%); every throughput row worse in %d (%.0f%%); rows %v; %s; wall %s",
-				tl.diffs, tl.found, 100*float64(tl.found)/float64(max(tl.diffs, 1)), tl.foundAll, 100*float64(tl.foundAll)/float64(max(tl.diffs, 1)),
+			t.Logf("power (15%% slower, paired K=%s): %d diffs; a throughput metric worse in %d (%.0f%%); every throughput row worse in %d (%.0f%%); rows %v; %s; wall %s",
+				k, tl.diffs, tl.found, 100*float64(tl.found)/float64(max(tl.diffs, 1)), tl.foundAll, 100*float64(tl.foundAll)/float64(max(tl.diffs, 1)),
 				tl.decided, load, tl.wall.Round(time.Second))
 			continue
 		}
