@@ -2,6 +2,8 @@ package bisect
 
 import (
 	"math"
+
+	"github.com/rigorbench/rigor/internal/compare/stats"
 )
 
 // Commit is one commit of the first-parent history between the endpoints.
@@ -181,3 +183,62 @@ func Next(st *State, rule Rule) Action {
 	}
 	return Action{Kind: Done, Outcome: out}
 }
+
+// ChangeAt estimates the change at the first bad commit: from the last
+// good commit P to it, F. Each was measured against the good endpoint G
+// in rounds of its own, so ln(F/P) is ln(F/G) less ln(P/G), the two
+// means from different steps, their variances added (Welch's degrees of
+// freedom). When P is the good endpoint, F's own paired rounds against
+// it; when F is the bad endpoint, P's against it; when neither was a
+// step (nothing between the endpoints), the endpoints' change.
+func ChangeAt(st *State, lastGood, first int) Change {
+	step := func(i int) *Step {
+		if i < 0 || i >= len(st.Commits) {
+			return nil
+		}
+		for k := range st.Steps {
+			if s := &st.Steps[k]; s.Commit == st.Commits[i].Hash && len(s.Rounds) > 0 {
+				return s
+			}
+		}
+		return nil
+	}
+	vsGood := func(s *Step) Change {
+		var g, c []float64
+		for _, r := range s.Rounds {
+			g, c = append(g, r.Good), append(c, r.Commit)
+		}
+		return paired(g, c, DefaultAlpha)
+	}
+	sp, sf := step(lastGood), step(first)
+	switch {
+	case lastGood == 0 && sf != nil:
+		return vsGood(sf)
+	case first == len(st.Commits)-1 && sp != nil:
+		var b, c []float64
+		for _, r := range sp.Rounds {
+			b, c = append(b, r.Bad), append(c, r.Commit)
+		}
+		return paired(c, b, DefaultAlpha) // ln(B/P)
+	case sp == nil || sf == nil:
+		return EndpointChange(st.Rounds())
+	}
+	p, f := vsGood(sp), vsGood(sf)
+	nan := math.NaN()
+	c := Change{Rounds: p.Rounds + f.Rounds, MeanLog: f.MeanLog - p.MeanLog, P: nan, SDLog: nan, Low: nan, High: nan, LogLow: nan, LogHigh: nan}
+	c.Percent = math.Expm1(c.MeanLog) * 100
+	vp, vf := sq(p.SDLog)/float64(p.Rounds), sq(f.SDLog)/float64(f.Rounds)
+	se := math.Sqrt(vp + vf)
+	if p.Rounds < 2 || f.Rounds < 2 || !(se > 0) {
+		return c
+	}
+	df := sq(vp+vf) / (sq(vp)/float64(p.Rounds-1) + sq(vf)/float64(f.Rounds-1))
+	h := stats.TQuantile(0.975, df) * se
+	c.LogLow, c.LogHigh = c.MeanLog-h, c.MeanLog+h
+	c.Low, c.High = math.Expm1(c.LogLow)*100, math.Expm1(c.LogHigh)*100
+	c.P = math.Min(1, 2*stats.TSF(math.Abs(c.MeanLog/se), df))
+	c.Significant = c.P < DefaultAlpha
+	return c
+}
+
+func sq(x float64) float64 { return x * x }

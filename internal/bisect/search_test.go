@@ -2,6 +2,7 @@ package bisect
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 )
@@ -98,5 +99,27 @@ func TestNext_undecided(t *testing.T) {
 	}
 	if a := Next(&State{Commits: st.Commits, Endpoints: st.Endpoints[:5]}, rule); a.Kind != MeasureEndpoints {
 		t.Fatalf("endpoints alike after 5 of 6 rounds: %+v, want another round", a)
+	}
+}
+
+// TestChangeAt: the change at the first bad commit is measured between
+// the last good commit and it, each against good in its own rounds; at
+// the endpoints, the step's own pairs.
+func TestChangeAt(t *testing.T) {
+	st := history(4)
+	st.Steps = []Step{{Commit: "c1", Rounds: rounds(5, 100)}, {Commit: "c2", Rounds: rounds(5, 80)}}
+	c := ChangeAt(st, 1, 2)
+	if c.Percent > -19 || c.Percent < -21 || !(c.Low < c.Percent && c.Percent < c.High) || c.Rounds != 10 {
+		t.Errorf("c1 at 100, c2 at 80: %+v, want -20%% within its interval over 10 rounds", c)
+	}
+	// c1 is the first bad commit after good: its own pairs against good.
+	c = ChangeAt(st, 0, 1)
+	if c.Rounds != 5 || math.Abs(c.Percent) > 1 {
+		t.Errorf("c1 against good: %+v, want ~0%% over 5 rounds", c)
+	}
+	// The first bad is the bad endpoint: the last good step against bad.
+	c = ChangeAt(st, 2, 3)
+	if c.Rounds != 5 || math.Abs(c.Percent) > 1 {
+		t.Errorf("bad against c2 (both at 80): %+v, want ~0%%", c)
 	}
 }

@@ -519,8 +519,9 @@ func (b *bisector) finish(o bisect.Outcome) error {
 		if cm.Merge {
 			fmt.Fprintf(e.stdout, "  a merge: the walk followed first parents, so the change is one of the commits it brought in\n")
 		}
-		fmt.Fprintf(e.stdout, "  %s: %s at this commit (the endpoints' change over %d paired rounds; the commit before it, %s, measures with good)\n",
-			figure, fmtChange(ch), ch.Rounds, short(o.LastGood))
+		at := bisect.ChangeAt(&f.State, o.LastGood, o.First)
+		fmt.Fprintf(e.stdout, "  %s: %s at this commit, from %s (the last good) to it over %d rounds; the endpoints: %s over %d paired rounds\n",
+			figure, fmtChange(at), short(o.LastGood), at.Rounds, fmtChange(ch), ch.Rounds)
 	case bisect.CouldNotSplit:
 		fmt.Fprintf(e.stdout, "could not split %s..%s: the change lies in this range of %d %s\n", short(o.LastGood), short(o.FirstBad),
 			o.FirstBad-o.LastGood, plural(o.FirstBad-o.LastGood, "commit", "commits"))
@@ -615,4 +616,25 @@ func printRuns(e *env, rounds []bisect.Round, n int) {
 		}
 		fmt.Fprintf(e.stdout, "  round %d: %s\n", k+1, strings.Join(parts, ", "))
 	}
+}
+
+// bisectOrders reads the bisects kept under results/.bisect and returns,
+// per experiment, the commits of its bisect in history order, for the
+// report's view over commits. A file that cannot be read is left out.
+func bisectOrders(resultsDir string) map[string][]string {
+	out := map[string][]string{}
+	_ = filepath.WalkDir(filepath.Join(resultsDir, ".bisect"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
+			return nil
+		}
+		f, err := bisect.Read(p)
+		if err != nil {
+			return nil
+		}
+		for _, c := range f.Commits {
+			out[f.Experiment] = append(out[f.Experiment], c.Hash)
+		}
+		return nil
+	})
+	return out
 }

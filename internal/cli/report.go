@@ -78,7 +78,7 @@ func (c *reportCmd) Run(e *env) error {
 		}
 		return noRecordedMatch(missing, ids)
 	}
-	site, err := reportsite.Build(selected, reportsite.Options{Title: c.Title, Version: Version})
+	site, err := reportsite.Build(selected, reportsite.Options{Title: c.Title, Version: Version, CommitOrder: bisectOrders(store.Dir)})
 	if err != nil {
 		return err
 	}

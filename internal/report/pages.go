@@ -109,7 +109,7 @@ type expRow struct {
 
 type statCell struct{ Value, N string }
 
-func newExperimentPage(id string, h *compare.History, byID map[string]*results.Run, path string) (*experimentPage, error) {
+func newExperimentPage(id string, h *compare.History, byID map[string]*results.Run, path string, order []string) (*experimentPage, error) {
 	p := &experimentPage{Path: path, ID: id, Title: id + ": runs over time"}
 	hs := newHistStats(h)
 	metrics := h.Metrics
@@ -189,7 +189,7 @@ func newExperimentPage(id string, h *compare.History, byID map[string]*results.R
 		p.Columns = append(p.Columns, c)
 	}
 	if len(commits) > 1 {
-		cv, err := newCommitView(id, h, byID, metrics, p.Columns, len(p.Figures))
+		cv, err := newCommitView(id, h, byID, metrics, p.Columns, len(p.Figures), order)
 		if err != nil {
 			return nil, err
 		}
@@ -690,8 +690,10 @@ type pooledKey struct{ commit, point string }
 
 // newCommitView pools the samples of each commit's ok runs, point by
 // point, and summarizes them with the mean and its Student-t interval
-// ([stats.MeanCI]), in the order the commits were first run.
-func newCommitView(id string, h *compare.History, byID map[string]*results.Run, metrics, columns []string, figs int) (*commitView, error) {
+// ([stats.MeanCI]), in the order the commits were first run, or in
+// history order (oldest first; commits it lacks after them) when order
+// is given.
+func newCommitView(id string, h *compare.History, byID map[string]*results.Run, metrics, columns []string, figs int, order []string) (*commitView, error) {
 	cv := &commitView{Columns: columns}
 	var commits, points []string
 	first := map[string]string{}
@@ -727,6 +729,19 @@ func newCommitView(id string, h *compare.History, byID map[string]*results.Run, 
 			dirs[m.Key()] = cmp.Or(dirs[m.Key()], compare.MetricDirection(m.Name, m.Direction))
 		}
 	}
+	axisName, orderDesc := "engine commit, in the order first run", "in the order they were first run"
+	if len(order) > 0 {
+		pos := func(c string) int {
+			for i, o := range order {
+				if c != "" && (strings.HasPrefix(o, c) || strings.HasPrefix(c, o)) {
+					return i
+				}
+			}
+			return len(order)
+		}
+		slices.SortStableFunc(commits, func(a, b string) int { return cmp.Compare(pos(a), pos(b)) })
+		axisName, orderDesc = "engine commit, in history order (oldest first)", "in history order (the first-parent walk of rigor bisect)"
+	}
 	if h.Chart != nil {
 		rank := map[string]int{}
 		for i, s := range h.Chart.Series {
@@ -747,7 +762,7 @@ func newCommitView(id string, h *compare.History, byID map[string]*results.Run, 
 			break
 		}
 		title := key + " by engine commit"
-		p := newPlot(title, "engine commit, in the order first run", axisLabel(units[key], dirs[key]))
+		p := newPlot(title, axisName, axisLabel(units[key], dirs[key]))
 		p.X.Tick.Marker = nominalTicks(commits)
 		slantTicks(p, len(commits))
 		p.X.Min, p.X.Max = -0.5, float64(len(commits))-0.5
@@ -774,7 +789,7 @@ func newCommitView(id string, h *compare.History, byID map[string]*results.Run, 
 			}
 		}
 		f := &Figure{Title: title + " (" + id + ")", Plots: []*plot.Plot{p},
-			Desc: fmt.Sprintf("%s of %s for each of %d engine commits, in the order they were first run: the samples of the commit's ok runs pooled, their mean with its 95%% interval", key, id, len(commits))}
+			Desc: fmt.Sprintf("%s of %s for each of %d engine commits, %s: the samples of the commit's ok runs pooled, their mean with its 95%% interval", key, id, len(commits), orderDesc)}
 		if len(points) > 1 {
 			f.Desc += fmt.Sprintf(", one line per point (%d)", len(points))
 		}

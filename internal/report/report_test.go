@@ -340,3 +340,53 @@ func TestBuild_oneExperiment(t *testing.T) {
 		t.Errorf("index summary: %q", regexp.MustCompile(`<p class="summary">[^<]*`).FindString(index))
 	}
 }
+
+// TestBuild_commitOrder: given the history order of an experiment's
+// engine commits (a bisect's first-parent walk), the view over commits
+// draws them in that order, not in the order they were first run
+// (issue 29).
+func TestBuild_commitOrder(t *testing.T) {
+	const id = "qwen25-7b-4090/base"
+	runs := genRuns(realisticRepo(), 0.02)
+	var first []string
+	for _, r := range runs {
+		if r.Experiment == id && r.Engine.Commit != "" && !slices.Contains(first, r.Engine.Commit) {
+			first = append(first, r.Engine.Commit)
+		}
+	}
+	if len(first) < 2 {
+		t.Fatalf("%s has %d commits, want several", id, len(first))
+	}
+	history := slices.Clone(first)
+	slices.Reverse(history)
+	section := func(o Options) string {
+		site, err := Build(runs, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		html := pageMap(site)["experiments/"+id+".html"]
+		_, after, ok := strings.Cut(html, `id="commits"`)
+		if !ok {
+			t.Fatalf("no view over commits")
+		}
+		return after
+	}
+	positions := func(html string, commits []string) []int {
+		var pos []int
+		for _, c := range commits {
+			pos = append(pos, strings.Index(html, ">"+c[:7]))
+		}
+		return pos
+	}
+	plain := section(Options{})
+	if p := positions(plain, first); !slices.IsSorted(p) || p[0] < 0 {
+		t.Errorf("without an order: commits at %v, want the order first run", p)
+	}
+	ordered := section(Options{CommitOrder: map[string][]string{id: history}})
+	if p := positions(ordered, history); !slices.IsSorted(p) || p[0] < 0 {
+		t.Errorf("with the history order: commits at %v, want %v's order", p, history)
+	}
+	if !strings.Contains(ordered, "in history order") || strings.Contains(plain, "in history order") {
+		t.Errorf("the figure's axis does not say which order it follows")
+	}
+}

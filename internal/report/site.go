@@ -22,6 +22,11 @@ type Options struct {
 	Title string
 	// Version is the rigor version named in each page's footer.
 	Version string
+	// CommitOrder gives, per experiment id, its engine's commits in
+	// history order, oldest first (a bisect's first-parent walk): the
+	// view over commits then draws the figure along that axis instead of
+	// the order the commits were first run in.
+	CommitOrder map[string][]string
 }
 
 // Page is one file of a site.
@@ -183,7 +188,7 @@ func buildExperiment(id string, runs []*results.Run, opts Options) ([]Page, inde
 		row.SweepHref = p
 		row.Points = page.Points
 	}
-	ep, err := newExperimentPage(id, h, byID, experimentPath(id))
+	ep, err := newExperimentPage(id, h, byID, experimentPath(id), opts.CommitOrder[id])
 	if err != nil {
 		return nil, row, err
 	}
