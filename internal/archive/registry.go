@@ -30,6 +30,7 @@
 package archive
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -329,7 +330,7 @@ func (a *Archive) PushFile(ctx context.Context, what, path, mediaType, sha strin
 		return false, fmt.Errorf("%s: %w", what, err)
 	}
 	defer f.Close()
-	hr := &hashingReader{r: f, h: sha256.New(), progress: progress}
+	hr := &hashingReader{r: bufio.NewReaderSize(f, 1<<20), h: sha256.New(), progress: progress}
 	perr := a.repo.Blobs().Push(ctx, blobDesc(mediaType, sha, size), hr)
 	if got := hex.EncodeToString(hr.h.Sum(nil)); hr.n == size && got != sha {
 		return false, &ChangedError{What: what, Want: sha, Got: got}
