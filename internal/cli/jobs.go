@@ -254,19 +254,25 @@ func (c *jobsCancelCmd) Run(e *env) error {
 // jobsTaskCmd is the job on its node: clone the module at the submitted
 // commit, run the point there, publish the record to the results branch.
 type jobsTaskCmd struct {
-	Dir   string `arg:"" help:"The batch's directory."`
+	Batch string `arg:"" help:"The batch, as JSON (the job script holds it), or the directory of a batch submitted by an earlier rigor."`
 	Index int    `arg:"" help:"The task's index ($SLURM_ARRAY_TASK_ID)."`
 }
 
 func (c *jobsTaskCmd) Run(e *env) error {
-	b, err := slurm.LoadBatch(c.Dir)
+	var b *slurm.Batch
+	var err error
+	if strings.HasPrefix(c.Batch, "{") {
+		b, err = slurm.ParseBatch([]byte(c.Batch))
+	} else {
+		b, err = slurm.LoadBatch(c.Batch)
+	}
 	if err != nil {
 		return err
 	}
 	cfg := e.cfg()
 	task := &slurm.NodeTask{
 		Batch: b, Index: c.Index, Version: Version, Log: e.stderr,
-		Node: cfg.Getenv("SLURMD_NODENAME"), JobID: cfg.Getenv("SLURM_JOB_ID"), JobGPUs: cfg.Getenv("SLURM_JOB_GPUS"),
+		Node: cfg.Getenv("SLURMD_NODENAME"), JobID: cfg.Getenv("SLURM_JOB_ID"), ArrayJobID: cfg.Getenv("SLURM_ARRAY_JOB_ID"), JobGPUs: cfg.Getenv("SLURM_JOB_GPUS"),
 		Partition: cfg.Getenv("SLURM_JOB_PARTITION"),
 		Cache:     cfg.Cache, RigFile: cfg.RigFile, Environ: os.Environ(),
 	}

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -72,10 +68,6 @@ func (c *runCmd) submitSlurm(e *env) error {
 		fmt.Fprintf(e.stderr, "rigor: warning: #requires.%s is not mapped to a Slurm feature in %s: each job checks it on its node (and records a failed run where it is not met)\n", n, slurm.ConfigFile)
 	}
 
-	rigorPath, err := selfPath()
-	if err != nil {
-		return err
-	}
 	var ids []string
 	for _, p := range points {
 		ids = append(ids, p.ID)
@@ -85,7 +77,7 @@ func (c *runCmd) submitSlurm(e *env) error {
 	sub, err := slurm.Submit(ctx, slurm.SubmitOptions{
 		Root: root, Experiment: x.ID, Points: ids, Rounds: c.Rounds, OrderSeed: c.OrderSeed, Config: cfg, Request: *req,
 		Partition: c.Partition, Account: c.Account, Time: c.Time, SbatchArgs: c.SbatchArg,
-		Remote: c.Remote, Rigor: rigorPath, Author: e.cfg().GitAuthor,
+		Remote: c.Remote, Author: e.cfg().GitAuthor,
 	})
 	var he *slurm.HintError
 	if errors.As(err, &he) {
@@ -130,21 +122,6 @@ func explainSlurm(err error, x *spec.Experiment) error {
 			"the request comes from "+what+" and "+slurm.ConfigFile+"; 'sinfo -o \"%N %G %f %m %c\"' lists what the nodes have")
 	}
 	return err
-}
-
-// selfPath is the path of this rigor executable as the jobs should run it:
-// os.Args[0] made absolute (not os.Executable, which resolves the symlink
-// a test harness or package manager puts in front of it).
-func selfPath() (string, error) {
-	a := os.Args[0]
-	if !strings.Contains(a, string(os.PathSeparator)) {
-		p, err := exec.LookPath(a)
-		if err != nil {
-			return os.Executable()
-		}
-		a = p
-	}
-	return filepath.Abs(a)
 }
 
 func firstNonEmpty(s ...string) string {

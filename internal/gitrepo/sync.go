@@ -446,3 +446,46 @@ func examineResults(ctx context.Context, root, ref, branch string, check func([]
 	s.merge = true
 	return s, nil
 }
+
+// FetchBranch fetches branch of remote into ref of the repository at dir
+// and returns its tip; found is false when the remote has no such branch.
+func FetchBranch(ctx context.Context, dir, remote, branch, ref string) (tip string, found bool, err error) {
+	if _, err := gitRun(ctx, dir, nil, "fetch", "--quiet", "--no-tags", remote, "+refs/heads/"+branch+":"+ref); err != nil {
+		if missingRef(err) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	tip, err = gitRun(ctx, dir, nil, "rev-parse", "--verify", ref+"^{commit}")
+	return tip, err == nil, err
+}
+
+// AddedSince lists the files under dir/under (slash-separated, relative to
+// the top of the repository) that commit has and base has not.
+func AddedSince(ctx context.Context, dir, base, commit, under string) ([]string, error) {
+	out, err := gitRun(ctx, dir, nil, "diff", "--name-only", "--no-renames", "--diff-filter=A", "-z", base, commit, "--", under)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, f := range strings.Split(out, "\x00") {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}
+
+// ReadFile returns path (relative to the top of the repository) as commit
+// holds it.
+func ReadFile(ctx context.Context, dir, commit, path string) ([]byte, error) {
+	out, err := gitRun(ctx, dir, nil, "cat-file", "blob", commit+":"+path)
+	return []byte(out), err
+}
+
+// PushCommit pushes commit to ref of remote (a full ref name), refusing
+// to move a ref that holds another commit.
+func PushCommit(ctx context.Context, dir, remote, commit, ref string) error {
+	_, err := gitRun(ctx, dir, nil, "push", "--quiet", remote, commit+":"+ref)
+	return err
+}

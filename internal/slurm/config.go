@@ -39,6 +39,7 @@ const configSchema = `
 	time?:      string
 	sbatchArgs?: [...=~"^-"]
 	remote?:     string
+	rigor?:      string & !=""
 	gres?:       =~"^[A-Za-z0-9_]+$"
 	features?: [=~"^[A-Za-z0-9_.-]+$"]: #Facts
 	gpuTypes?: [=~"^[A-Za-z0-9_.-]+$"]: #Facts
@@ -54,6 +55,7 @@ const configSchema = `
 //	time:      "02:00:00"
 //	sbatchArgs: ["--qos=bench"]
 //	remote:    "origin"           // where jobs push their records
+//	rigor:     "/opt/rigor/bin/rigor" // rigor on the nodes (default: rigor on the job's PATH)
 //	features: {                   // node features, by the facts their nodes have
 //		b70:  gpu: {name: "Intel Arc Pro B70", vendor: "intel", vramGB: 32}
 //		a100: gpu: {name: "NVIDIA A100-SXM4-80GB", vendor: "nvidia", vramGB: 80}
@@ -68,6 +70,9 @@ type Config struct {
 	SbatchArgs []string `json:"sbatchArgs,omitempty"`
 	// Remote is the git remote jobs push their records to; default origin.
 	Remote string `json:"remote,omitempty"`
+	// Rigor is the rigor executable on the nodes; default rigor on the
+	// job's PATH.
+	Rigor string `json:"rigor,omitempty"`
 	// Gres is the GRES name of GPUs; default gpu.
 	Gres string `json:"gres,omitempty"`
 	// Features maps a node feature to the facts of the nodes that have it.

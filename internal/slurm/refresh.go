@@ -2,9 +2,12 @@ package slurm
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rigorbench/rigor/internal/gitrepo"
@@ -35,6 +38,8 @@ type JobStatus struct {
 	Synced bool   `json:"synced"`
 	Error  string `json:"error,omitempty"`
 	Tail   string `json:"tail,omitempty"`
+	// Output is the job's output file on its node.
+	Output string `json:"output,omitempty"`
 }
 
 // RefreshOptions say which batches [Refresh] reads and where it reports.
@@ -94,8 +99,30 @@ func Refresh(ctx context.Context, o RefreshOptions) ([]JobStatus, error) {
 				}
 			}
 		}
+		// What the jobs that ended pushed: their records on the results
+		// branch say which task they are.
+		// A job not found there is recorded as lost only when the branch
+		// could be read.
+		var pushed map[int]*TaskResult
+		var readErr error
+		for i := range b.Tasks {
+			if j, ok := jobs[i]; res[i] == nil && ok && TerminalState(j.State) || res[i] == nil && !ok {
+				if pushed, readErr = branchResults(ctx, root, b); readErr != nil {
+					e.Warn([]error{fmt.Errorf("reading the records of batch %s on %s: %w", b.ID, b.Branch, readErr)})
+				}
+				break
+			}
+		}
+		for i, r := range pushed {
+			if i >= 0 && i < len(res) && res[i] == nil {
+				res[i] = r
+				if err := b.SetResult(r); err != nil {
+					e.Warn([]error{err})
+				}
+			}
+		}
 		for i, t := range b.Tasks {
-			row := JobStatus{Batch: b.ID, Job: b.JobIDOf(i), Point: t.Point, Round: t.Round}
+			row := JobStatus{Batch: b.ID, Job: b.JobIDOf(i), Point: t.Point, Round: t.Round, Output: b.OutputOf(i)}
 			r := res[i]
 			j, known := jobs[i]
 			switch {
@@ -109,7 +136,7 @@ func Refresh(ctx context.Context, o RefreshOptions) ([]JobStatus, error) {
 				row.State = "UNKNOWN"
 			}
 			if TerminalState(row.State) {
-				if r == nil {
+				if r == nil && readErr == nil {
 					var err error
 					r, err = recordLostJob(ctx, e, store, b, i, j, row.State, tail)
 					if err != nil {
@@ -136,6 +163,39 @@ func Refresh(ctx context.Context, o RefreshOptions) ([]JobStatus, error) {
 		}
 	}
 	return rows, nil
+}
+
+// branchResults reads the records the batch's jobs pushed to its results
+// branch (fetched into refs/rigor/jobs/<batch>): each names its batch and
+// array index ([results.SlurmJob]).
+func branchResults(ctx context.Context, root string, b *Batch) (map[int]*TaskResult, error) {
+	ref := "refs/rigor/jobs/" + b.ID
+	tip, found, err := gitrepo.FetchBranch(ctx, root, b.Remote, b.Branch, ref)
+	if err != nil || !found {
+		return nil, err
+	}
+	files, err := gitrepo.AddedSince(ctx, root, b.Commit, tip, results.Dir+"/"+b.Experiment)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]*TaskResult{}
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".json") || !results.IsRunID(strings.TrimSuffix(path.Base(f), ".json")) {
+			continue
+		}
+		data, err := gitrepo.ReadFile(ctx, root, tip, f)
+		if err != nil {
+			return nil, err
+		}
+		var run results.Run
+		if json.Unmarshal(data, &run) != nil || run.Slurm == nil || run.Slurm.Batch != b.ID {
+			continue
+		}
+		i := run.Slurm.ArrayIndex
+		out[i] = &TaskResult{Index: i, JobID: b.JobIDOf(i), Node: run.Slurm.Node, Status: run.Status,
+			RunID: run.ID, Record: f, Pushed: tip, Error: run.Error}
+	}
+	return out, nil
 }
 
 // slurmStatus maps a final Slurm state to a record status.

@@ -52,6 +52,10 @@ func (s *Script) Args() []string {
 	if s.Output != "" {
 		out = append(out, "--output="+s.Output)
 	}
+	// A job Slurm fails with its node is recorded from Slurm's account
+	// (rigor jobs); run again it would measure a second time under the
+	// same record. Slurm requeues such jobs by default.
+	out = append(out, "--no-requeue")
 	if s.Workdir != "" {
 		out = append(out, "--chdir="+s.Workdir)
 	}

@@ -21,16 +21,19 @@ import (
 const StateDir = ".rigor/slurm"
 
 // Batch is one submission: every point and round of one experiment as an
-// array, kept in <module>/.rigor/slurm/<id>/batch.json. The jobs read it on
-// their nodes (the module's directory is on storage the nodes share, as
-// Slurm's own --chdir and --output assume) and write their [TaskResult]s
-// beside it.
+// array, kept in <module>/.rigor/slurm/<id>/batch.json on the submitting
+// side. The nodes share no storage with it: each job gets the batch in its
+// script, fetches the module from the remote at Commit (pushed to
+// refs/rigor/submit/<id> before submitting) and pushes its record to
+// Branch; rigor jobs reads the records there ([TaskResult]s beside
+// batch.json are the submitting side's).
 type Batch struct {
 	// ID names the batch: a UTC timestamp and a random suffix.
 	ID         string    `json:"id"`
 	Experiment string    `json:"experiment"`
 	Submitted  time.Time `json:"submitted"`
-	// Module is the module's root; the jobs clone it at Commit.
+	// Module is the module's root on the submitting side (not used by
+	// the jobs); they fetch SubmitRef of Remote, at Commit.
 	Module string `json:"module"`
 	Commit string `json:"commit"`
 	// Remote is the git URL the jobs push records to, and Branch the
@@ -39,7 +42,8 @@ type Batch struct {
 	Branch string `json:"branch"`
 	// Author is the author of the jobs' commits, "Name <email>".
 	Author string `json:"author"`
-	// Rigor is the executable the jobs run.
+	// Rigor is the executable the jobs run on their nodes (slurm.cue's
+	// rigor, else rigor on the job's PATH).
 	Rigor string `json:"rigor"`
 	// RunArgs are extra arguments of each task's `rigor run`.
 	RunArgs []string `json:"runArgs,omitempty"`
@@ -140,6 +144,19 @@ func LoadBatch(dir string) (*Batch, error) {
 	return &b, nil
 }
 
+// ParseBatch reads a batch from its JSON (a job's script holds it); it has
+// no directory.
+func ParseBatch(data []byte) (*Batch, error) {
+	var b Batch
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("reading the batch: %w", err)
+	}
+	if b.ID == "" || len(b.Tasks) == 0 {
+		return nil, errors.New("reading the batch: it has no id or no tasks")
+	}
+	return &b, nil
+}
+
 // Batches returns the module's batches, oldest first. A directory whose
 // batch.json cannot be read is reported in the errors and left out.
 func Batches(root string) ([]*Batch, []error) {
@@ -197,17 +214,27 @@ func (b *Batch) JobIDOf(i int) string {
 	return b.JobID
 }
 
+// NodeDir is the directory the jobs start in and write their output to:
+// one every node has, since the nodes need not share the submitting
+// side's storage. rigor jobs shows a job's output tail where it can read
+// it there (a job on this machine, or a /tmp the nodes share).
+const NodeDir = "/tmp"
+
+// SubmitRef is the ref of the remote the submission pushes its commit to,
+// and the jobs fetch it from.
+func (b *Batch) SubmitRef() string { return "refs/rigor/submit/" + b.ID }
+
 // OutputPattern is the --output of the batch's jobs.
 func (b *Batch) OutputPattern() string {
 	if len(b.Tasks) > 1 {
-		return filepath.Join(b.Dir, "%A_%a.out")
+		return NodeDir + "/rigor-" + b.ID + "-%A_%a.out"
 	}
-	return filepath.Join(b.Dir, "%j_0.out")
+	return NodeDir + "/rigor-" + b.ID + "-%j_0.out"
 }
 
-// OutputOf is the path of task i's output once submitted.
+// OutputOf is the path of task i's output on its node once submitted.
 func (b *Batch) OutputOf(i int) string {
-	return filepath.Join(b.Dir, b.JobID+"_"+strconv.Itoa(i)+".out")
+	return NodeDir + "/rigor-" + b.ID + "-" + b.JobID + "_" + strconv.Itoa(i) + ".out"
 }
 
 func (b *Batch) resultPath(i int) string {
@@ -230,8 +257,12 @@ func (b *Batch) Result(i int) (*TaskResult, error) {
 	return &r, nil
 }
 
-// SetResult writes what is known of task r.Index, atomically.
+// SetResult writes what is known of task r.Index, atomically. A batch a
+// job read from its script has no directory: the record it pushed says it.
 func (b *Batch) SetResult(r *TaskResult) error {
+	if b.Dir == "" {
+		return nil
+	}
 	if r.Written.IsZero() {
 		r.Written = time.Now().UTC()
 	}

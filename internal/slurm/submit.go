@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
@@ -40,8 +41,8 @@ type SubmitOptions struct {
 	Rounds     int
 	// OrderSeed shuffles each round's order (run.Order); nil picks one.
 	OrderSeed *uint64
-	Config     *Config
-	Request    Request
+	Config    *Config
+	Request   Request
 	// Partition, Account and Time override the Config's; SbatchArgs come
 	// after the Config's, so they win.
 	Partition, Account, Time string
@@ -49,8 +50,6 @@ type SubmitOptions struct {
 	// Remote is the git remote named on the command line ("" for the
 	// Config's, else origin).
 	Remote string
-	// Rigor is the executable the jobs run.
-	Rigor string
 	// Author is the author of the jobs' commits ("Name <email>", from
 	// RIGOR_GIT_AUTHOR); "" takes git config, else [gitrepo.DefaultAuthor].
 	Author string
@@ -75,7 +74,7 @@ func Submit(ctx context.Context, o SubmitOptions) (*Submitted, error) {
 	}
 	b := &Batch{
 		ID: NewBatchID(time.Now()), Experiment: o.Experiment, Submitted: time.Now().UTC().Truncate(time.Second),
-		Module: o.Root, Commit: m.commit, Remote: m.url, Rigor: o.Rigor, Author: m.author,
+		Module: o.Root, Commit: m.commit, Remote: m.url, Rigor: firstNonEmpty(o.Config.Rigor, "rigor"), Author: m.author,
 	}
 	b.Branch = gitrepo.ResultsBranchPrefix + b.ID
 	b.Dir = BatchDir(o.Root, b.ID)
@@ -104,11 +103,22 @@ func Submit(ctx context.Context, o SubmitOptions) (*Submitted, error) {
 		Time:      firstNonEmpty(o.Time, o.Config.Time),
 		Tasks:     len(b.Tasks),
 		Output:    b.OutputPattern(),
-		Workdir:   o.Root,
+		Workdir:   NodeDir,
 		Request:   o.Request,
 		Extra:     append(append([]string(nil), o.Config.SbatchArgs...), o.SbatchArgs...),
-		Command:   []string{o.Rigor, "jobs", "task", b.Dir},
 	}
+	if o.Config.Rigor == "" {
+		if _, err := exec.LookPath("rigor"); err != nil {
+			return nil, &HintError{Err: errors.New("rigor is not on this machine's PATH: the jobs run rigor from their PATH"),
+				Hint: "put rigor on the PATH (here and on the nodes), or name its path on the nodes in " + ConfigFile + ": rigor: \"/opt/rigor/bin/rigor\""}
+		}
+	}
+	// The job carries its batch: the nodes need not see this module.
+	desc, err := json.Marshal(b)
+	if err != nil {
+		return nil, err
+	}
+	script.Command = []string{b.Rigor, "jobs", "task", string(desc)}
 	if err := script.Check(); err != nil {
 		return nil, &HintError{Err: err, Hint: "pass sbatch options whole, e.g. --sbatch-arg=--qos=bench"}
 	}
@@ -116,6 +126,12 @@ func Submit(ctx context.Context, o SubmitOptions) (*Submitted, error) {
 	estimate, err := (&Client{}).TestOnly(ctx, script)
 	if err != nil {
 		return nil, err
+	}
+	// The jobs fetch the module from the remote at this commit, which
+	// may exist only here: push it first.
+	if err := gitrepo.PushCommit(ctx, o.Root, m.url, m.commit, b.SubmitRef()); err != nil {
+		return nil, &HintError{Err: fmt.Errorf("nothing was submitted: pushing the commit the jobs run to %s: %w", m.remote, err),
+			Hint: "the jobs fetch the module from the remote " + m.remote + " (" + b.SubmitRef() + "): check that this machine can push there"}
 	}
 	b.Args = script.Args()
 	if err := b.Create(o.Root); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/logtail"
+	"github.com/rigorbench/rigor/internal/redact"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/run"
@@ -39,9 +40,10 @@ type NodeTask struct {
 	Version string
 	// Log receives the task's progress and the run's stderr.
 	Log io.Writer
-	// Node is SLURMD_NODENAME, JobID SLURM_JOB_ID, JobGPUs SLURM_JOB_GPUS,
-	// Partition SLURM_JOB_PARTITION.
-	Node, JobID, JobGPUs, Partition string
+	// Node is SLURMD_NODENAME, JobID SLURM_JOB_ID, ArrayJobID
+	// SLURM_ARRAY_JOB_ID, JobGPUs SLURM_JOB_GPUS, Partition
+	// SLURM_JOB_PARTITION.
+	Node, JobID, ArrayJobID, JobGPUs, Partition string
 	// Cache and RigFile are rigor's cache and RIGOR_RIG_FILE, for
 	// detecting the node's rig; Environ the environment the run inherits.
 	Cache, RigFile string
@@ -58,6 +60,11 @@ func (c *NodeTask) Run(ctx context.Context) error {
 		return fmt.Errorf("task %d: the batch has tasks 0 to %d", c.Index, len(b.Tasks)-1)
 	}
 	t := b.Tasks[c.Index]
+	if b.JobID == "" {
+		// The batch in the job's script was written before Slurm named
+		// the job.
+		b.JobID = firstNonEmpty(c.ArrayJobID, c.JobID)
+	}
 	jobID := b.JobIDOf(c.Index)
 	// rigor run records SIGTERM (scancel, the time limit) as an
 	// interrupted run; this process stays to publish it.
@@ -84,14 +91,25 @@ func (c *NodeTask) Run(ctx context.Context) error {
 	if release, err := run.ClaimScratch(tmp); err == nil {
 		defer release()
 	}
+	// The module comes from the remote, at the commit the submission
+	// pushed: the node needs no storage of the submitting side.
 	work := filepath.Join(tmp, "module")
-	clone := exec.CommandContext(ctx, "git", "clone", "--quiet", "--no-checkout", b.Module, work)
-	if out, err := clone.CombinedOutput(); err != nil {
-		return c.fail(ctx, work, fmt.Sprintf("cloning the module: %v: %s", err, strings.TrimSpace(string(out))), "")
-	}
-	checkout := exec.CommandContext(ctx, "git", "-C", work, "checkout", "--quiet", "--detach", b.Commit)
-	if out, err := checkout.CombinedOutput(); err != nil {
-		return c.fail(ctx, work, fmt.Sprintf("checking out %s: %v: %s", gitrepo.ShortHash(b.Commit), err, strings.TrimSpace(string(out))), "")
+	for _, step := range []struct {
+		what string
+		args []string
+	}{
+		{"", []string{"init", "--quiet", work}},
+		{"fetching the module from the remote (the node needs read access to " + redact.String(b.Remote) + ")",
+			[]string{"-C", work, "fetch", "--quiet", "--no-tags", b.Remote, "+" + b.SubmitRef() + ":refs/rigor/submit"}},
+		{"checking out " + gitrepo.ShortHash(b.Commit), []string{"-C", work, "checkout", "--quiet", "--detach", b.Commit}},
+	} {
+		out, err := exec.CommandContext(ctx, "git", step.args...).CombinedOutput()
+		if err != nil && step.what == "" {
+			return fmt.Errorf("git init: %v: %s", err, strings.TrimSpace(string(out)))
+		}
+		if err != nil {
+			return c.fail(ctx, work, fmt.Sprintf("%s: %v: %s", step.what, err, redact.String(strings.TrimSpace(string(out)))), "")
+		}
 	}
 
 	var stdout, stderr bytes.Buffer

@@ -76,8 +76,13 @@ func TestNodeTask_killed(t *testing.T) {
 	os.WriteFile(filepath.Join(module, "f"), []byte("x\n"), 0o644)
 	git("add", "f")
 	git("commit", "-qm", "one")
+	// The task fetches the module from the remote, at the commit the
+	// submission pushed to refs/rigor/submit/<batch>.
+	remote := filepath.Join(dir, "remote.git")
+	git("init", "-q", "--bare", remote)
+	git("push", "-q", remote, "HEAD:refs/rigor/submit/b")
 	self, _ := os.Executable()
-	b := Batch{ID: "b", Module: module, Commit: git("rev-parse", "HEAD"), Rigor: self, Tasks: []Task{{Point: "x/y"}}}
+	b := Batch{ID: "b", Module: "/nonexistent", Remote: remote, Commit: git("rev-parse", "HEAD"), Rigor: self, Tasks: []Task{{Point: "x/y"}}}
 	bj, _ := json.Marshal(b)
 	tmp := filepath.Join(dir, "tmp")
 	os.MkdirAll(tmp, 0o755)
