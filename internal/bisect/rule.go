@@ -217,8 +217,11 @@ func DecideEndpoints(rounds []Round, rule Rule) Decision {
 // paired t-test of log ratios against each endpoint in the same round:
 // C against good significant (in the endpoints' direction, up: bad above
 // good) and C against bad not: bad; the other way round: good. Both
-// significant after MinRounds: C measures between the endpoints (a part
-// of the change), undecided at once. Neither: another round, up to
+// significant after MinRounds: C is bad when it sits more than three
+// quarters of the way from good to bad, good when less than a quarter
+// (a small change of its own beside the one bisected, or a chance
+// result on one side), and otherwise between the endpoints (a part of
+// the change): undecided at once. Neither: another round, up to
 // MaxRounds, then undecided.
 //
 // Against one endpoint, the ratio moves by the whole change when C sits
@@ -241,6 +244,12 @@ func DecideStep(rounds []Round, up bool, rule Rule) Decision {
 	awayFromBad := d.VsBad.Significant && (d.VsBad.MeanLog > 0) != up
 	if n >= rule.MinRounds {
 		switch {
+		case awayFromGood && awayFromBad && d.Position > 0.75:
+			d.Verdict = Bad // most of the change, and a little more
+			return d
+		case awayFromGood && awayFromBad && d.Position < 0.25:
+			d.Verdict = Good
+			return d
 		case awayFromGood && awayFromBad:
 			d.Verdict, d.Between = Undecided, true
 			return d

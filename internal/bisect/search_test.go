@@ -123,3 +123,20 @@ func TestChangeAt(t *testing.T) {
 		t.Errorf("bad against c2 (both at 80): %+v, want ~0%%", c)
 	}
 }
+
+// TestDecideStep_nearOneSide: a commit that differs from both endpoints
+// but sits near one (a small change of its own beside the one bisected)
+// takes that side; one near the middle is undecided.
+func TestDecideStep_nearOneSide(t *testing.T) {
+	rule := Rule{MinRounds: 5, MaxRounds: 30}
+	for _, tc := range []struct {
+		v    float64
+		want Verdict
+	}{{98, Good}, {82, Bad}, {90, Undecided}} {
+		d := DecideStep(rounds(20, tc.v), false, rule)
+		if d.Verdict != tc.want || !d.VsGood.Significant || !d.VsBad.Significant {
+			t.Errorf("commit at %v between good 100 and bad 80: %s (position %.2f, against good p %.2g, against bad p %.2g), want %s with both significant",
+				tc.v, d.Verdict, d.Position, d.VsGood.P, d.VsBad.P, tc.want)
+		}
+	}
+}
