@@ -22,8 +22,9 @@ type logCmd struct {
 }
 
 func (logCmd) Help() string {
-	return `Shows an experiment's runs over time, oldest first: date, rig, engine
-commit, status and the key metrics with their spread, with a marker where
+	return `Shows an experiment's runs over time, in the order they started: date,
+rig, engine commit, status (and each run's round, k/K, when its invocation
+had several) and the key metrics with their spread, with a marker where
 something drifted between two runs (the lock: engine commit, patches, model
 files; the rig on the same host; the spec of the same point), and a small
 chart of tokSOut per point. ID@REV shows the history as committed at a git
