@@ -36,7 +36,7 @@ type SyntheticSpec struct {
 	Vocab int
 	// Ctx is the training context length written to the metadata.
 	Ctx int
-	// Type is the weight type: "f32", "f16" or "q8_0" (norms are always
+	// Type is the weight type: "f32", "f16", "q8_0" or "q4_0" (norms are always
 	// f32).
 	Type string
 	// Seed selects the weights. The same spec gives the same bytes; the
@@ -74,6 +74,7 @@ var synthTypes = map[string]struct {
 	"f32":  {TypeF32, 0},
 	"f16":  {TypeF16, 1},
 	"q8_0": {TypeQ8_0, 7},
+	"q4_0": {TypeQ4_0, 2},
 }
 
 // Validate reports every impossible field of s, each as a [*SpecError],
@@ -121,14 +122,14 @@ func (s SyntheticSpec) Validate() error {
 		bad("kvHeads", "%d does not divide heads %d", s.KVHeads, s.Heads)
 	}
 	if _, ok := synthTypes[s.Type]; !ok {
-		bad("type", "%q is not one of \"f32\", \"f16\", \"q8_0\"", s.Type)
-	} else if s.Type == "q8_0" {
-		bs, _ := TypeQ8_0.Info()
+		bad("type", "%q is not one of \"f32\", \"f16\", \"q8_0\", \"q4_0\"", s.Type)
+	} else if s.Type == "q8_0" || s.Type == "q4_0" {
+		bs, _ := synthTypes[s.Type].typ.Info()
 		if okEmbd && s.Embd%bs.BlockSize != 0 {
-			bad("embd", "%d is not a multiple of %d, the q8_0 block size", s.Embd, bs.BlockSize)
+			bad("embd", "%d is not a multiple of %d, the %s block size", s.Embd, bs.BlockSize, s.Type)
 		}
 		if okFF && s.FF%bs.BlockSize != 0 {
-			bad("ff", "%d is not a multiple of %d, the q8_0 block size", s.FF, bs.BlockSize)
+			bad("ff", "%d is not a multiple of %d, the %s block size", s.FF, bs.BlockSize, s.Type)
 		}
 	}
 	return errors.Join(errs...)
@@ -533,6 +534,8 @@ func (b *tensorBuf) write(e *encoder, seed uint64, t synthTensor) {
 			}
 		case TypeQ8_0:
 			out = appendQ8_0(out, vals)
+		case TypeQ4_0:
+			out = appendQ4_0(out, vals)
 		}
 		e.raw(out)
 		done += uint64(n)
@@ -559,6 +562,35 @@ func appendQ8_0(out []byte, vals []float32) []byte {
 		for _, v := range blk {
 			x := v * id
 			out = append(out, byte(int8(math.Round(float64(x)))))
+		}
+	}
+	return out
+}
+
+// appendQ4_0 quantizes vals (a whole number of 32-value blocks) as ggml's
+// quantize_row_q4_0_ref does: per block an f16 scale d = max/-8, where
+// max is the value of largest magnitude with its sign, and 32 4-bit
+// values min(15, x/d + 8.5) truncated, the first 16 in the low nibbles.
+func appendQ4_0(out []byte, vals []float32) []byte {
+	for len(vals) >= 32 {
+		blk := vals[:32]
+		vals = vals[32:]
+		var amax, mx float32
+		for _, v := range blk {
+			if a := float32(math.Abs(float64(v))); a > amax {
+				amax, mx = a, v
+			}
+		}
+		d := mx / -8
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		out = binary.LittleEndian.AppendUint16(out, f32ToF16(d))
+		for j := 0; j < 16; j++ {
+			x0, x1 := blk[j]*id, blk[16+j]*id
+			q0, q1 := min(15, int8(x0+8.5)), min(15, int8(x1+8.5))
+			out = append(out, byte(q0)|byte(q1)<<4)
 		}
 	}
 	return out

@@ -144,7 +144,7 @@ func TestSyntheticSpec_Validate(t *testing.T) {
 		{func(s *SyntheticSpec) { s.Vocab = 258 }, []string{"vocab"}, "258 is below 259"},
 		{func(s *SyntheticSpec) { s.Vocab = 1 << 30 }, []string{"vocab"}, "exceeds the limit"},
 		{func(s *SyntheticSpec) { s.Ctx = 0 }, []string{"ctx"}, "must be positive"},
-		{func(s *SyntheticSpec) { s.Type = "q4_0" }, []string{"type"}, `"q4_0" is not one of`},
+		{func(s *SyntheticSpec) { s.Type = "q4_K" }, []string{"type"}, `"q4_K" is not one of`},
 		{func(s *SyntheticSpec) { s.Type = "F16" }, []string{"type"}, `"F16" is not one of`},
 		{func(s *SyntheticSpec) { s.Embd, s.Heads, s.KVHeads = 272, 4, 4 }, []string{"embd"}, "272 is not a multiple of 32, the q8_0 block size"},
 		{func(s *SyntheticSpec) { s.FF = 500 }, []string{"ff"}, "500 is not a multiple of 32"},
@@ -466,4 +466,36 @@ func ExampleSyntheticSpec_Validate() {
 	// Output:
 	// vocab: 100 is below 259 (3 special tokens and 256 byte tokens)
 	// heads: 3 does not divide embd 256
+}
+
+// appendQ4_0 matches ggml's reference quantizer: dequantized, every value
+// is within half a step of the original, and the value of largest
+// magnitude is exact (it maps to -8·d).
+func TestAppendQ4_0(t *testing.T) {
+	vals := make([]float32, 64)
+	rng := tensorSeed(7, "q4")
+	for i := range vals {
+		vals[i] = rng.weight()
+	}
+	vals[5] = 0.09 // the block's largest magnitude
+	out := appendQ4_0(nil, vals)
+	if len(out) != 2*18 {
+		t.Fatalf("%d bytes for 2 blocks, want 36", len(out))
+	}
+	for b := 0; b < 2; b++ {
+		blk := out[18*b : 18*b+18]
+		d := f16ToF32(binary.LittleEndian.Uint16(blk))
+		for j := 0; j < 16; j++ {
+			for k, q := range []int{int(blk[2+j] & 15), int(blk[2+j] >> 4)} {
+				i := 32*b + j + 16*k
+				got := float32(q-8) * d
+				if diff := math.Abs(float64(got - vals[i])); diff > math.Abs(float64(d))/2+1e-6 {
+					t.Errorf("value %d: %g dequantizes to %g (d %g)", i, vals[i], got, d)
+				}
+			}
+		}
+	}
+	if d := f16ToF32(binary.LittleEndian.Uint16(out)); math.Abs(float64(-8*d-0.09)) > 1e-4 {
+		t.Errorf("block 0: -8·d = %g, want 0.09", -8*d)
+	}
 }
