@@ -19,7 +19,7 @@ func checkPlan(set *spec.Set, x *spec.Experiment) {
 	if x.Spec.Quality.Measure != nil {
 		if e, err := all.Get(x.Spec.Engine.Family); err == nil {
 			if _, ok := engine.As[engine.Qualifier](e); !ok {
-				set.AddProblem(x, "quality.measure", fmt.Sprintf("%s does not measure quality yet: quality.measure is for llama.cpp and ik_llama.cpp (llama-perplexity)", x.Spec.Engine.Family),
+				set.AddProblem(x, "quality.measure", fmt.Sprintf("%s does not measure quality yet: quality.measure is for llama.cpp and ik_llama.cpp (llama-perplexity) and node-llama-cpp (its quality runner)", x.Spec.Engine.Family),
 					"declare what the run does to quality instead (quality: {kvCache: …, tradeoff: …}), or measure it with a llama.cpp experiment of the same model")
 				return
 			}

@@ -80,6 +80,9 @@ type Qualifier interface {
 	// a scoring job, nil for a base job that succeeded, an error saying
 	// what is missing otherwise.
 	JudgeQuality(job QualityJob, f Finished) (*results.QualityMeasured, error)
+	// ReferenceBytes is the size of the reference a base job writes for
+	// a vocabulary of nVocab tokens, said before it is written.
+	ReferenceBytes(nVocab, ctx, chunks int64) int64
 }
 
 // QualityJob is one quality process: the corpus file, context size and

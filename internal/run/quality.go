@@ -96,7 +96,7 @@ func (r *Runner) measureQuality(ctx context.Context, e engine.Engine, prep *Prep
 	job := engine.QualityJob{Corpus: corpusPath, Ctx: m.Ctx, Chunks: m.Chunks, Base: basePath}
 	if _, err := os.Stat(basePath); err != nil {
 		r.say("computing the reference logits of baseline %s on %s (ctx %d, %d chunks): %s, kept in %s",
-			baseID, m.Corpus, m.Ctx, m.Chunks, baselineSize(base, m), filepath.Join("<cache>", "quality", key[:12]+"….logits"))
+			baseID, m.Corpus, m.Ctx, m.Chunks, baselineSize(bq, base, m), filepath.Join("<cache>", "quality", key[:12]+"….logits"))
 		tmp := fmt.Sprintf("%s.tmp-%d", basePath, os.Getpid())
 		defer os.Remove(tmp)
 		bjob := job
@@ -202,11 +202,10 @@ func baselineKey(base *Prepared, bp *spec.Point, corpusSum string, m *spec.Quali
 	return hex.EncodeToString(s[:])
 }
 
-// baselineSize says how large the reference logits will be: per scored
-// token, the vocabulary's log-probabilities as uint16 plus a scale and an
-// offset, and the chunks' tokens (llama-perplexity's layout). The
-// vocabulary is the model's GGUF header's, when known.
-func baselineSize(base *Prepared, m *spec.QualityMeasure) string {
+// baselineSize says how large the reference will be, by the engine's
+// account of its layout; the vocabulary is the model's GGUF header's,
+// when known.
+func baselineSize(q engine.Qualifier, base *Prepared, m *spec.QualityMeasure) string {
 	scored := int64(m.Chunks) * int64(m.Ctx-1-m.Ctx/2)
 	var vocab int64
 	for _, f := range base.Model.Files {
@@ -215,11 +214,9 @@ func baselineSize(base *Prepared, m *spec.QualityMeasure) string {
 		}
 	}
 	if vocab <= 0 {
-		return fmt.Sprintf("n_vocab × %d tokens × 2 bytes (the vocabulary is not known before the run)", scored)
+		return fmt.Sprintf("about %s per 1,000 tokens of vocabulary (%d tokens scored; the vocabulary is not known before the run)", humanBytes(q.ReferenceBytes(1000, int64(m.Ctx), int64(m.Chunks))), scored)
 	}
-	nv := 2*((vocab+1)/2) + 4
-	size := 20 + int64(m.Chunks)*int64(m.Ctx)*4 + scored*nv*2
-	return fmt.Sprintf("%s (%d tokens × %d log-probabilities × 2 bytes)", humanBytes(size), scored, vocab)
+	return fmt.Sprintf("%s (%d tokens scored × %d log-probabilities)", humanBytes(q.ReferenceBytes(vocab, int64(m.Ctx), int64(m.Chunks))), scored, vocab)
 }
 
 func toInt(v any) int64 {

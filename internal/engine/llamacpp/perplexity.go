@@ -66,6 +66,14 @@ func (e Engine) JudgeQuality(job engine.QualityJob, f engine.Finished) (*results
 	return q, nil
 }
 
+// ReferenceBytes is the size of llama-perplexity's base file: per scored
+// token a scale, an offset and the vocabulary's log-probabilities as
+// uint16 (padded to an even count), and the chunks' tokens.
+func (Engine) ReferenceBytes(nVocab, ctx, chunks int64) int64 {
+	nv := 2*((nVocab+1)/2) + 4
+	return 20 + chunks*ctx*4 + chunks*(ctx-1-ctx/2)*nv*2
+}
+
 func lastLine(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {

@@ -26,7 +26,7 @@ plain: schema.#Experiment & {
 	}
 	enginetest.Run(t, enginetest.Case{
 		Engine:           Engine{},
-		Capabilities:     []engine.Capability{engine.CapLocator, engine.CapBuilder, engine.CapServer},
+		Capabilities:     []engine.Capability{engine.CapLocator, engine.CapBuilder, engine.CapServer, engine.CapQualifier},
 		Point:            pts["c/plain"],
 		Success:          rec("ok_pp32_tg16_r2"),
 		ReportsBuild:     true,

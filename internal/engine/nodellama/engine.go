@@ -116,7 +116,7 @@ func preparedNative(ctx context.Context, req engine.Request, inst *Installation,
 	p.Engine.Commit = nb.Bundle.Commit
 	p.Toolchain = map[string]string{"node": inst.NodeVersion}
 	files := nativeFiles(nb.Dir)
-	sums, err := engine.HashBinaries(ctx, req.Cache, nb.Dir, append([]string{RunnerFile, ServeFile}, files...)...)
+	sums, err := engine.HashBinaries(ctx, req.Cache, nb.Dir, append([]string{RunnerFile, ServeFile, QualityFile}, files...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func prepared(ctx context.Context, req engine.Request, inst *Installation) (*eng
 	p.Engine.Version = inst.Version
 	p.Engine.BuildID = inst.Key
 	p.Toolchain = map[string]string{"node": inst.NodeVersion}
-	names := append([]string{RunnerFile, ServeFile}, NativeFiles(inst.Dir, inst.Platform)...)
+	names := append([]string{RunnerFile, ServeFile, QualityFile}, NativeFiles(inst.Dir, inst.Platform)...)
 	sums, err := engine.HashBinaries(ctx, req.Cache, inst.Dir, names...)
 	if err != nil {
 		return nil, err

@@ -311,6 +311,9 @@ func Install(ctx context.Context, opts InstallOptions) (*Installation, error) {
 	if err := writeFileAtomic(filepath.Join(tmp, ServeFile), serveJS); err != nil {
 		return nil, fmt.Errorf("installing node-llama-cpp: writing the server: %w", err)
 	}
+	if err := writeFileAtomic(filepath.Join(tmp, QualityFile), qualityJS); err != nil {
+		return nil, fmt.Errorf("installing node-llama-cpp: writing the quality runner: %w", err)
+	}
 	native := NativeFiles(tmp, platform)
 	sums, err := engine.HashBinaries(ctx, "", tmp, native...)
 	if err != nil {
@@ -545,10 +548,10 @@ func nativeFilesUnder(dir, root string) []string {
 	return out
 }
 
-// ensureRunner rewrites the runner and the server when they differ from
-// this rigor's.
+// ensureRunner rewrites the runner, the server and the quality runner when
+// they differ from this rigor's.
 func ensureRunner(dir string) error {
-	for name, src := range map[string][]byte{RunnerFile: runnerJS, ServeFile: serveJS} {
+	for name, src := range map[string][]byte{RunnerFile: runnerJS, ServeFile: serveJS, QualityFile: qualityJS} {
 		p := filepath.Join(dir, name)
 		if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, src) {
 			continue

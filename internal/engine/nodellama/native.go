@@ -495,7 +495,7 @@ func nativeEnv(environ []string, node string) []string {
 func copyInstall(src, dst, platform string) error {
 	skip := map[string]bool{
 		filepath.Join("node_modules", filepath.FromSlash(PlatformPackage(platform))): true,
-		MarkerFile: true, RunnerFile: true, ServeFile: true,
+		MarkerFile: true, RunnerFile: true, ServeFile: true, QualityFile: true,
 	}
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -430,7 +430,7 @@ func TestConformance_LocalBuild(t *testing.T) {
 	}
 	enginetest.Run(t, enginetest.Case{
 		Engine:           Engine{},
-		Capabilities:     []engine.Capability{engine.CapLocator, engine.CapBuilder, engine.CapServer},
+		Capabilities:     []engine.Capability{engine.CapLocator, engine.CapBuilder, engine.CapServer, engine.CapQualifier},
 		Point:            pts["c/native"],
 		Success:          rec("ok_pp32_tg16_r2"),
 		ReportsBuild:     true,

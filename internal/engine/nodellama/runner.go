@@ -17,6 +17,15 @@ var runnerJS []byte
 //go:embed runner/rigor-serve.mjs
 var serveJS []byte
 
+// qualityJS is the quality runner (perplexity and KL divergence from the
+// model's logits), written into every install as [QualityFile].
+//
+//go:embed runner/rigor-quality.mjs
+var qualityJS []byte
+
+// QualityFile is the quality runner's file name inside the engine install.
+const QualityFile = "rigor-quality.mjs"
+
 // ServeFile is the server's file name inside the engine install.
 const ServeFile = "rigor-serve.mjs"
 
