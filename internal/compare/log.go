@@ -635,16 +635,7 @@ func writeLogText(w io.Writer, h *History, width int, fit bool) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	first, last := h.Entries[0].Start, h.Entries[len(h.Entries)-1].Start
-	runs := "runs"
-	if len(h.Entries) == 1 {
-		runs = "run"
-	}
-	fmt.Fprintf(&b, "%s: %d %s", strings.Join(h.Experiments, ", "), len(h.Entries), runs)
-	if !first.IsZero() {
-		fmt.Fprintf(&b, ", %s … %s", day(first), day(last))
-	}
-	b.WriteString("\n\n")
+	b.WriteString(logTitle(h) + "\n\n")
 
 	hasPoint, hasRound := false, false
 	for _, e := range h.Entries {
@@ -701,19 +692,7 @@ func writeLogText(w io.Writer, h *History, width int, fit bool) error {
 			cells = append(cells, round)
 		}
 		cells = append(cells, e.Rig, e.Commit, e.Status)
-		for _, k := range metrics {
-			mean, ci, span, n := "", "", "", ""
-			for _, m := range e.Metrics {
-				if m.Key == k {
-					mean, n = fmtNum(m.Mean), strconv.Itoa(m.N)
-					ci = fmtCI(Summary{N: m.N, Center: m.Mean, Low: m.Low, High: m.High, Confidence: ciLevel(m)}, 0.95)
-					if m.N > 1 {
-						span = fmtNum(m.Min) + "–" + fmtNum(m.Max)
-					}
-				}
-			}
-			cells = append(cells, mean, ci, span, n)
-		}
+		cells = append(cells, logMetricCells(e, metrics)...)
 		if bar != "" {
 			cell := ""
 			for _, m := range e.Metrics {
@@ -724,21 +703,12 @@ func writeLogText(w io.Writer, h *History, width int, fit bool) error {
 			cells = append(cells, cell)
 		}
 		g.rows = append(g.rows, cells)
-		if len(e.Drift) > 0 {
-			parts := make([]string, len(e.Drift))
-			for j, c := range e.Drift {
-				parts[j] = c.Path + ": " + showValue(c.Old, 12) + " → " + showValue(c.New, 12)
-			}
-			drift[i+1] = wrap("  ▲ drift: "+strings.Join(parts, "; "), width, 12)
+		d, f := entryNotes(e, width)
+		if d != "" {
+			drift[i+1] = d
 		}
-		if e.Status != results.StatusOK && e.Error != "" {
-			failure[i+1] = wrap("  ✗ "+e.Status+": "+e.Error, width, 6)
-		}
-		if e.Busy != "" {
-			if failure[i+1] != "" {
-				failure[i+1] += "\n"
-			}
-			failure[i+1] += wrap("  ⚠ busy machine: "+e.Busy, width, 6)
+		if f != "" {
+			failure[i+1] = f
 		}
 	}
 	left := 0
@@ -768,50 +738,114 @@ func writeLogText(w io.Writer, h *History, width int, fit bool) error {
 		fmt.Fprintf(&b, "(%d %s left out to fit %d columns: --wide shows them)\n", left, cols, width)
 	}
 
-	if c := h.Chart; c != nil {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, s := range c.Series {
-			for _, v := range s.Values {
-				if !math.IsNaN(v) {
-					lo, hi = math.Min(lo, v), math.Max(hi, v)
-				}
-			}
-		}
-		unit := ""
-		if c.Unit != "" {
-			unit = " " + c.Unit
-		}
-		// The bars' scale is never narrower than ±chartMinSpan of the
-		// middle, so that a wiggle of a fraction of a percent does not
-		// look like a cliff; the title says the scale and the span.
-		slo, shi := chartScale(lo, hi)
-		span := ""
-		if mid := (lo + hi) / 2; mid != 0 {
-			span = ", the values span " + fmtPercent((hi-lo)/math.Abs(mid)*100)
-		}
-		fmt.Fprintf(&b, "\n%s over time, oldest first (%s … %s%s; bars from %s to %s%s):\n",
-			c.Metric, fmtNum(lo), fmtNum(hi), unit, fmtNum(slo), fmtNum(shi), span)
-		lo, hi = slo, shi
-		lw := 0
-		for _, s := range c.Series {
-			lw = max(lw, utf8.RuneCountInString(s.Point))
-		}
-		for _, s := range c.Series {
-			vals := s.Values
-			sw := 0
-			if width > 0 {
-				sw = max(8, width-lw-4)
-			}
-			label := s.Point + strings.Repeat(" ", lw-utf8.RuneCountInString(s.Point))
-			line := "  " + label
-			if lw > 0 {
-				line += "  "
-			}
-			b.WriteString(strings.TrimRight(line+sparkline(vals, lo, hi, sw), " ") + "\n")
-		}
+	if h.Chart != nil {
+		writeLogChart(&b, h.Chart, width)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// logTitle is the log's first line: its experiments, how many runs and
+// the days they span.
+func logTitle(h *History) string {
+	first, last := h.Entries[0].Start, h.Entries[len(h.Entries)-1].Start
+	runs := "runs"
+	if len(h.Entries) == 1 {
+		runs = "run"
+	}
+	title := fmt.Sprintf("%s: %d %s", strings.Join(h.Experiments, ", "), len(h.Entries), runs)
+	if !first.IsZero() {
+		title += fmt.Sprintf(", %s … %s", day(first), day(last))
+	}
+	return title
+}
+
+// logMetricCells are an entry's cells of the metrics shown: mean, 95% CI,
+// min–max and n of each, empty where the run has no value.
+func logMetricCells(e Entry, metrics []string) []string {
+	var cells []string
+	for _, k := range metrics {
+		mean, ci, span, n := "", "", "", ""
+		for _, m := range e.Metrics {
+			if m.Key == k {
+				mean, n = fmtNum(m.Mean), strconv.Itoa(m.N)
+				ci = fmtCI(Summary{N: m.N, Center: m.Mean, Low: m.Low, High: m.High, Confidence: ciLevel(m)}, 0.95)
+				if m.N > 1 {
+					span = fmtNum(m.Min) + "–" + fmtNum(m.Max)
+				}
+			}
+		}
+		cells = append(cells, mean, ci, span, n)
+	}
+	return cells
+}
+
+// entryNotes are the lines printed under an entry's row, wrapped to
+// width: what drifted since the point's previous run, and its failure or
+// busy machine.
+func entryNotes(e Entry, width int) (drift, failure string) {
+	if len(e.Drift) > 0 {
+		parts := make([]string, len(e.Drift))
+		for j, c := range e.Drift {
+			parts[j] = c.Path + ": " + showValue(c.Old, 12) + " → " + showValue(c.New, 12)
+		}
+		drift = wrap("  ▲ drift: "+strings.Join(parts, "; "), width, 12)
+	}
+	if e.Status != results.StatusOK && e.Error != "" {
+		failure = wrap("  ✗ "+e.Status+": "+e.Error, width, 6)
+	}
+	if e.Busy != "" {
+		if failure != "" {
+			failure += "\n"
+		}
+		failure += wrap("  ⚠ busy machine: "+e.Busy, width, 6)
+	}
+	return drift, failure
+}
+
+// writeLogChart writes the chart under the log's table: a sparkline per
+// point on one scale.
+func writeLogChart(b *strings.Builder, c *Chart, width int) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range c.Series {
+		for _, v := range s.Values {
+			if !math.IsNaN(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	unit := ""
+	if c.Unit != "" {
+		unit = " " + c.Unit
+	}
+	// The bars' scale is never narrower than ±chartMinSpan of the
+	// middle, so that a wiggle of a fraction of a percent does not
+	// look like a cliff; the title says the scale and the span.
+	slo, shi := chartScale(lo, hi)
+	span := ""
+	if mid := (lo + hi) / 2; mid != 0 {
+		span = ", the values span " + fmtPercent((hi-lo)/math.Abs(mid)*100)
+	}
+	fmt.Fprintf(b, "\n%s over time, oldest first (%s … %s%s; bars from %s to %s%s):\n",
+		c.Metric, fmtNum(lo), fmtNum(hi), unit, fmtNum(slo), fmtNum(shi), span)
+	lo, hi = slo, shi
+	lw := 0
+	for _, s := range c.Series {
+		lw = max(lw, utf8.RuneCountInString(s.Point))
+	}
+	for _, s := range c.Series {
+		vals := s.Values
+		sw := 0
+		if width > 0 {
+			sw = max(8, width-lw-4)
+		}
+		label := s.Point + strings.Repeat(" ", lw-utf8.RuneCountInString(s.Point))
+		line := "  " + label
+		if lw > 0 {
+			line += "  "
+		}
+		b.WriteString(strings.TrimRight(line+sparkline(vals, lo, hi, sw), " ") + "\n")
+	}
 }
 
 type jsonHistory struct {
