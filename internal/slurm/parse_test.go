@@ -83,24 +83,49 @@ func TestParseSqueue(t *testing.T) {
 	}
 }
 
-// The sacct input follows sacct's -P -n format (this cluster runs without
-// slurmdbd, so sacct cannot be recorded here): allocations and their steps,
-// "CANCELLED by UID".
+// sacct.txt and sacct-X.txt are real output of Slurm 22.05.8 with
+// accounting on (slurmdbd and MariaDB, Debian 12), from the two-node
+// cluster of scripts/ci-slurm.sh with AccountingStorageType=
+// accounting_storage/slurmdbd, captured on 2026-12-02 with
+//
+//	sacct -P -n [-X] --format=JobID,JobName,State,ExitCode,NodeList,Partition -j IDS
+//
+// after: an array of three tasks exiting with their index (449); a job
+// that killed itself with SIGKILL (450); a job cancelled while pending and
+// one cancelled before it started (451, 452); a time limit (453, --time=1);
+// a job cancelled on n2 (454) and one on n1 (457); a job on n2 whose slurmd
+// was killed (458, --no-requeue: NODE_FAIL). Steps (.batch) have no
+// partition, and a step of a lost node no exit code.
 func TestParseSacct(t *testing.T) {
-	in := "120_0|rigor|COMPLETED|0:0|n1\n120_0.batch|batch|COMPLETED|0:0|n1\n" +
-		"120_1|rigor|CANCELLED by 0|0:15|n2\n121|rigor|TIMEOUT|0:0|n1\n122|rigor|PENDING|0:0|None assigned\n"
-	got, err := ParseSacct(in)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []Job{
-		{ID: "120_0", ArrayJobID: "120", ArrayTask: "0", Name: "rigor", State: "COMPLETED", Nodes: "n1"},
-		{ID: "120_1", ArrayJobID: "120", ArrayTask: "1", Name: "rigor", State: "CANCELLED", Signal: 15, Nodes: "n2"},
-		{ID: "121", JobID: "121", Name: "rigor", State: "TIMEOUT", Nodes: "n1"},
-		{ID: "122", JobID: "122", Name: "rigor", State: "PENDING"},
+		{ID: "450", JobID: "450", Name: "wrap", State: "FAILED", Signal: 9, Nodes: "n1", Partition: "debug"},
+		{ID: "451", JobID: "451", Name: "wrap", State: "CANCELLED", Partition: "debug"},
+		{ID: "452", JobID: "452", Name: "wrap", State: "CANCELLED", Partition: "debug"},
+		{ID: "453", JobID: "453", Name: "wrap", State: "TIMEOUT", Nodes: "n1", Partition: "debug"},
+		{ID: "454", JobID: "454", Name: "wrap", State: "CANCELLED", Nodes: "n2", Partition: "debug"},
+		{ID: "449_0", ArrayJobID: "449", ArrayTask: "0", Name: "wrap", State: "COMPLETED", Nodes: "n1", Partition: "debug"},
+		{ID: "449_1", ArrayJobID: "449", ArrayTask: "1", Name: "wrap", State: "FAILED", ExitCode: 1, Nodes: "n1", Partition: "debug"},
+		{ID: "449_2", ArrayJobID: "449", ArrayTask: "2", Name: "wrap", State: "FAILED", ExitCode: 2, Nodes: "n1", Partition: "debug"},
+		{ID: "457", JobID: "457", Name: "wrap", State: "CANCELLED", Nodes: "n1", Partition: "debug"},
+		{ID: "458", JobID: "458", Name: "wrap", State: "NODE_FAIL", Nodes: "n2", Partition: "debug"},
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got  %+v\nwant %+v", got, want)
+	for _, file := range []string{"sacct.txt", "sacct-X.txt"} {
+		got, err := ParseSacct(readTestdata(t, file))
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\ngot  %+v\nwant %+v", file, got, want)
+		}
+	}
+	// The states map to what rigor jobs records.
+	for state, status := range map[string]string{"COMPLETED": "failed", "FAILED": "failed", "CANCELLED": "interrupted", "TIMEOUT": "timeout", "NODE_FAIL": "crashed"} {
+		if got := slurmStatus(state); got != status {
+			t.Errorf("slurmStatus(%s) = %s, want %s", state, got, status)
+		}
+	}
+	if _, err := ParseSacct("449_0 wrap COMPLETED\n"); err == nil {
+		t.Error("got no error for a line in another format")
 	}
 }
 
