@@ -522,135 +522,11 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 	fmt.Fprintf(&b, "A: %s\n", sideLine(r.A))
 	fmt.Fprintf(&b, "B: %s\n", sideLine(r.B))
 
-	b.WriteString("\n")
-	if len(r.Config) == 0 {
-		b.WriteString("Configuration: no differences\n")
-	} else {
-		b.WriteString("Configuration (A → B):\n")
-		config := r.Config
-		if !opts.Verbose {
-			config = summariseFiles(config)
-		}
-		for _, c := range config {
-			line := c.Path + ": " + showValue(c.Old, 12) + " → " + showValue(c.New, 12)
-			if c.Old == nil && c.New == nil {
-				line = c.Path
-			}
-			if len(c.Points) > 0 {
-				line += "  [" + strings.Join(c.Points, ", ") + "]"
-			}
-			b.WriteString("  " + wrap(line, width-2, 6) + "\n")
-		}
-	}
+	writeConfigText(&b, r, opts.Verbose, width)
 
 	single, holm, tested := r.singlePoint(), r.holmApplied(), r.tested()
 	for _, t := range r.Tables {
-		b.WriteString("\n")
-		b.WriteString(describeTable(t) + "\n")
-		g := &grid{}
-		var head []string
-		if !single {
-			head = append(head, "point")
-		}
-		ci := fmt.Sprintf("± %s%% CI", fmtLevel(r.Confidence*100))
-		head = append(head, string(r.Center), ci, "n", string(r.Center), ci, "n", "delta")
-		if tested {
-			head = append(head, "p")
-		}
-		if holm {
-			head = append(head, "p (Holm)")
-		}
-		if tested {
-			head = append(head, secondaryHead(t))
-		}
-		head = append(head, "verdict")
-		g.rows = append(g.rows, head)
-		off := 0
-		if !single {
-			off = 1
-			g.right = append(g.right, false)
-		}
-		g.right = append(g.right, true, false, true, true, false, true, true)
-		if tested {
-			g.right = append(g.right, true)
-		}
-		if holm {
-			g.right = append(g.right, true)
-		}
-		if tested {
-			g.right = append(g.right, true)
-		}
-		g.right = append(g.right, false)
-		verdicts := map[int]Verdict{}
-		addRow := func(row Row, geo bool) {
-			var cells []string
-			if !single {
-				cells = append(cells, row.Point)
-			}
-			if geo {
-				cells = append(cells, fmtNum(row.A.Center), "", "", fmtNum(row.B.Center), "", "", fmtDelta(row.Delta))
-				if tested {
-					cells = append(cells, "")
-				}
-				if holm {
-					cells = append(cells, "")
-				}
-				if tested {
-					cells = append(cells, "")
-				}
-				cells = append(cells, "")
-			} else {
-				cells = append(cells, fmtCenter(row.A), fmtCI(row.A, r.Confidence), fmtN(row.A),
-					fmtCenter(row.B), fmtCI(row.B, r.Confidence), fmtN(row.B), fmtDelta(row.Delta))
-				if tested {
-					cells = append(cells, fmtP(row.P))
-				}
-				if holm {
-					cells = append(cells, fmtP(row.PAdjusted))
-				}
-				if tested {
-					cells = append(cells, fmtP(secondary(row)))
-				}
-				cells = append(cells, fmtVerdict(row.Verdict))
-				verdicts[len(g.rows)] = row.Verdict
-			}
-			g.rows = append(g.rows, cells)
-		}
-		for _, row := range t.Rows {
-			addRow(row, false)
-		}
-		if t.Geomean != nil {
-			addRow(*t.Geomean, true)
-		}
-		wd := g.widths()
-		// The side labels span their three columns.
-		span := func(col int) int { return wd[col] + wd[col+1] + wd[col+2] + 4 }
-		for i, label := range []string{r.A.Label, r.B.Label} {
-			col := off + 3*i
-			if n := utf8.RuneCountInString(label); n > span(col) {
-				wd[col] += n - span(col)
-			}
-		}
-		var lb strings.Builder
-		if !single {
-			lb.WriteString(strings.Repeat(" ", wd[0]+2))
-		}
-		for i, label := range []string{r.A.Label, r.B.Label} {
-			col := off + 3*i
-			lb.WriteString(label + strings.Repeat(" ", span(col)-utf8.RuneCountInString(label)+2))
-		}
-		b.WriteString(strings.TrimRight(lb.String(), " ") + "\n")
-		for i, row := range g.rows {
-			line := g.line(row, wd)
-			// The verdict is the last column: colour it after alignment,
-			// so that the escapes do not count as width.
-			if v, ok := verdicts[i]; ok && opts.Color {
-				if word := fmtVerdict(v); strings.HasSuffix(line, word) {
-					line = line[:len(line)-len(word)] + colorVerdict(v, word)
-				}
-			}
-			b.WriteString(line + "\n")
-		}
+		writeTableText(&b, r, t, opts.Color, single, holm, tested)
 	}
 	if q := renderQuality(r, r.Confidence); q != "" {
 		b.WriteString("\n" + q)
@@ -687,6 +563,143 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeConfigText writes the configuration diff, A → B, files summarised
+// unless verbose.
+func writeConfigText(b *strings.Builder, r *Report, verbose bool, width int) {
+	b.WriteString("\n")
+	if len(r.Config) == 0 {
+		b.WriteString("Configuration: no differences\n")
+	} else {
+		b.WriteString("Configuration (A → B):\n")
+		config := r.Config
+		if !verbose {
+			config = summariseFiles(config)
+		}
+		for _, c := range config {
+			line := c.Path + ": " + showValue(c.Old, 12) + " → " + showValue(c.New, 12)
+			if c.Old == nil && c.New == nil {
+				line = c.Path
+			}
+			if len(c.Points) > 0 {
+				line += "  [" + strings.Join(c.Points, ", ") + "]"
+			}
+			b.WriteString("  " + wrap(line, width-2, 6) + "\n")
+		}
+	}
+}
+
+// writeTableText writes one metric's table: a row per point (and the
+// geometric mean), the side labels spanning their columns, the verdicts
+// coloured when asked.
+func writeTableText(b *strings.Builder, r *Report, t Table, color, single, holm, tested bool) {
+	b.WriteString("\n")
+	b.WriteString(describeTable(t) + "\n")
+	g := &grid{}
+	var head []string
+	if !single {
+		head = append(head, "point")
+	}
+	ci := fmt.Sprintf("± %s%% CI", fmtLevel(r.Confidence*100))
+	head = append(head, string(r.Center), ci, "n", string(r.Center), ci, "n", "delta")
+	if tested {
+		head = append(head, "p")
+	}
+	if holm {
+		head = append(head, "p (Holm)")
+	}
+	if tested {
+		head = append(head, secondaryHead(t))
+	}
+	head = append(head, "verdict")
+	g.rows = append(g.rows, head)
+	off := 0
+	if !single {
+		off = 1
+		g.right = append(g.right, false)
+	}
+	g.right = append(g.right, true, false, true, true, false, true, true)
+	if tested {
+		g.right = append(g.right, true)
+	}
+	if holm {
+		g.right = append(g.right, true)
+	}
+	if tested {
+		g.right = append(g.right, true)
+	}
+	g.right = append(g.right, false)
+	verdicts := map[int]Verdict{}
+	addRow := func(row Row, geo bool) {
+		var cells []string
+		if !single {
+			cells = append(cells, row.Point)
+		}
+		if geo {
+			cells = append(cells, fmtNum(row.A.Center), "", "", fmtNum(row.B.Center), "", "", fmtDelta(row.Delta))
+			if tested {
+				cells = append(cells, "")
+			}
+			if holm {
+				cells = append(cells, "")
+			}
+			if tested {
+				cells = append(cells, "")
+			}
+			cells = append(cells, "")
+		} else {
+			cells = append(cells, fmtCenter(row.A), fmtCI(row.A, r.Confidence), fmtN(row.A),
+				fmtCenter(row.B), fmtCI(row.B, r.Confidence), fmtN(row.B), fmtDelta(row.Delta))
+			if tested {
+				cells = append(cells, fmtP(row.P))
+			}
+			if holm {
+				cells = append(cells, fmtP(row.PAdjusted))
+			}
+			if tested {
+				cells = append(cells, fmtP(secondary(row)))
+			}
+			cells = append(cells, fmtVerdict(row.Verdict))
+			verdicts[len(g.rows)] = row.Verdict
+		}
+		g.rows = append(g.rows, cells)
+	}
+	for _, row := range t.Rows {
+		addRow(row, false)
+	}
+	if t.Geomean != nil {
+		addRow(*t.Geomean, true)
+	}
+	wd := g.widths()
+	// The side labels span their three columns.
+	span := func(col int) int { return wd[col] + wd[col+1] + wd[col+2] + 4 }
+	for i, label := range []string{r.A.Label, r.B.Label} {
+		col := off + 3*i
+		if n := utf8.RuneCountInString(label); n > span(col) {
+			wd[col] += n - span(col)
+		}
+	}
+	var lb strings.Builder
+	if !single {
+		lb.WriteString(strings.Repeat(" ", wd[0]+2))
+	}
+	for i, label := range []string{r.A.Label, r.B.Label} {
+		col := off + 3*i
+		lb.WriteString(label + strings.Repeat(" ", span(col)-utf8.RuneCountInString(label)+2))
+	}
+	b.WriteString(strings.TrimRight(lb.String(), " ") + "\n")
+	for i, row := range g.rows {
+		line := g.line(row, wd)
+		// The verdict is the last column: colour it after alignment,
+		// so that the escapes do not count as width.
+		if v, ok := verdicts[i]; ok && color {
+			if word := fmtVerdict(v); strings.HasSuffix(line, word) {
+				line = line[:len(line)-len(word)] + colorVerdict(v, word)
+			}
+		}
+		b.WriteString(line + "\n")
+	}
 }
 
 // mdEscape escapes what Markdown tables and GFM would interpret.
