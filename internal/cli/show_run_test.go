@@ -22,7 +22,7 @@ func TestShowPlanIsWhatRunStarts(t *testing.T) {
 	mod := filepath.Join(dir, "mod")
 	log := filepath.Join(mod, "bin", "argv.log")
 	files := map[string]string{
-		"rig.json": `{"hostname": "ci", "accelerators_per_node": 0, "host_processor_model_name": "Test CPU", "host_processor_core_count": 2, "host_memory_capacity_gb": 16, "operating_system": "Debian GNU/Linux 12", "kernel": "6.1.0", "arch": "linux/amd64"}`,
+		"rig.json":               `{"hostname": "ci", "accelerators_per_node": 0, "host_processor_model_name": "Test CPU", "host_processor_core_count": 2, "host_memory_capacity_gb": 16, "operating_system": "Debian GNU/Linux 12", "kernel": "6.1.0", "arch": "linux/amd64"}`,
 		"mod/cue.mod/module.cue": "module: \"example.com/m@v0\"\nlanguage: version: \"v0.17.0\"\n",
 		"mod/models/m.gguf":      "GGUF pretend model",
 		// The engine logs its argv and $A, one a line and a blank line
