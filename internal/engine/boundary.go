@@ -312,6 +312,11 @@ type Verdict struct {
 	// Detail is the engine's own reading of the output, for its
 	// [Sweeper.Split].
 	Detail any
+	// TimedSeconds is the length of the engine's measured part as it
+	// reports it (the load generator's duration); 0 when it does not say,
+	// and the runner places the section from the repetitions' tokens and
+	// tok/s. The power sampler's energy of that section gives tok/J.
+	TimedSeconds float64
 	// StopReason, when set, says why a worker stopped the run in the
 	// engine's terms, read from the stop error that carries the end of the
 	// worker's log (a server of serve mode that rejected its arguments or

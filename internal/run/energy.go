@@ -14,6 +14,10 @@ import (
 // repetitions give it.
 const timedFrom = "the engine's repetitions (tokens over tok/s), ending when it exited"
 
+// timedFromEngine says so when the engine reported its measured part's
+// length (the load generator's duration).
+const timedFromEngine = "the measured part's duration as the engine reported it, ending when it exited"
+
 // testTokens returns the tokens one repetition of a llama-bench test
 // processes in its timed part: "tg64" 64, "pp512" 512, "pp512+tg128" 640;
 // a depth ("tg128@pp4096", "tg64 @ d512") is filled before the clock

@@ -579,8 +579,16 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 	// The energy of the engine's timed section: its repetitions' time,
 	// ending as it exited (else the whole run, and the record says so).
 	var timed *hoststate.TimedEnergy
-	if state.Energy != nil {
-		timed = sampler.TimedEnergy(out.End, timedSeconds(verdict.Metrics), timedFrom)
+	if state.Energy != nil && prep.Engine.Unpinned != "" {
+		// An endpoint rigor did not start may run on another machine:
+		// this one's power says nothing of its tokens.
+		state.Energy.Notes = append(state.Energy.Notes, "no tok/J: the server is an endpoint rigor did not start, perhaps on another machine, so this machine's power is not its power")
+	} else if state.Energy != nil {
+		secs, from := timedSeconds(verdict.Metrics), timedFrom
+		if verdict.TimedSeconds > 0 {
+			secs, from = verdict.TimedSeconds, timedFromEngine
+		}
+		timed = sampler.TimedEnergy(out.End, secs, from)
 		state.Energy.Timed = timed
 	}
 

@@ -58,6 +58,7 @@ func Judge(f engine.Finished) engine.Verdict {
 	add := func(name, unit, dir string, x float64) {
 		v.Metrics = append(v.Metrics, results.Metric{Name: name, Test: Test, Unit: unit, Direction: dir, Value: x, Samples: []float64{x}})
 	}
+	v.TimedSeconds = r.Duration
 	if r.Completed > 0 {
 		add(metricname.TokSOut, metricname.TokPerSec, results.HigherIsBetter, r.OutputThroughput)
 		add(metricname.TokSTotal, metricname.TokPerSec, results.HigherIsBetter, r.TotalTokenThroughput)

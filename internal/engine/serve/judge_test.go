@@ -42,3 +42,16 @@ func TestJudge_requestSamples(t *testing.T) {
 		t.Errorf("itlMs samples %v, want each request's mean gap: 20, 20 ms", s)
 	}
 }
+
+// TestJudge_timedSeconds: the load generator's duration is the engine's
+// measured part, the section whose energy gives tok/J (issue 32); without
+// it the runner would count the server's start and model load.
+func TestJudge_timedSeconds(t *testing.T) {
+	data, err := json.Marshal(&loadgen.Result{Completed: 2, OutputThroughput: 10, Duration: 12.5, Stats: map[string]float64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := Judge(engine.Finished{Outputs: map[string][]byte{ResultFile: data}}); v.TimedSeconds != 12.5 {
+		t.Errorf("TimedSeconds = %v, want the load generator's 12.5 s", v.TimedSeconds)
+	}
+}
