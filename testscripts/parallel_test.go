@@ -206,7 +206,7 @@ var measuredSeconds = map[string]int{
 	"serve_llama": 23, "run_rounds": 20, "run_binary_drift": 19,
 	"report_diff_plot": 17, "serve_vllm": 16, "lock_errors": 14,
 	"lock_online_npm": 13, "import_errors": 11, "run_faults": 10, "run_model_edit": 17,
-	"bisect": 50,
+	"bisect": 55,
 }
 
 // guess is the weight of a script that measuredSeconds does not list:

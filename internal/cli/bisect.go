@@ -23,8 +23,8 @@ import (
 
 type bisectCmd struct {
 	ID        string        `arg:"" name:"id" help:"The locked experiment whose engine history is bisected."`
-	Good      string        `placeholder:"REF" help:"The engine commit, tag or branch the figure was good at."`
-	Bad       string        `placeholder:"REF" help:"The engine commit, tag or branch the figure was bad at."`
+	Good      string        `placeholder:"REF" help:"The engine commit, tag or branch the figure was good at, or a run of the experiment."`
+	Bad       string        `placeholder:"REF" help:"The engine commit, tag or branch the figure was bad at, or a run of the experiment."`
 	Metric    string        `default:"tokSOut" help:"The metric bisected (the first test of the point that reports it)."`
 	Point     string        `placeholder:"P" help:"The sweep point bisected, when the experiment has several."`
 	MaxRounds int           `default:"100" help:"The most rounds of the endpoints, and of each commit, before it stops with the range it could not split."`
@@ -45,7 +45,9 @@ that load that comes and goes falls on all three alike. First the endpoints
 alone, until they differ significantly (else: no change); then each commit
 until the paired t-test of log ratios (diff's) puts it with the good or the
 bad endpoint, adding rounds up to --max-rounds, then stopping with the range
-it could not split rather than guessing.
+it could not split rather than guessing. --good and --bad take a commit,
+tag or branch of the engine's source, or the id of a run of the experiment
+whose lock differs from the experiment's only in the engine commit.
 
 Every commit runs with the experiment's lock (model, flags, patches) at its
 own commit; a commit where a patch does not apply, that does not build, or
@@ -131,7 +133,7 @@ func (c *bisectCmd) Run(e *env) error {
 		if c.Good == "" || c.Bad == "" {
 			return withHint(errors.New("rigor bisect needs --good REF and --bad REF (a commit, tag or branch of the engine's source)"), "rigor bisect "+x.ID+" --good v1 --bad v2")
 		}
-		if f, err = c.start(ctx, e, x, point, url, gopts); err != nil {
+		if f, err = c.start(ctx, e, store, x, entry, point, url, gopts); err != nil {
 			return err
 		}
 	}
@@ -196,14 +198,14 @@ func bisectPointIDs(points []*spec.Point) string {
 }
 
 // start resolves the endpoints and walks the history between them.
-func (c *bisectCmd) start(ctx context.Context, e *env, x *spec.Experiment, point *spec.Point, url string, gopts gitsrc.Options) (*bisect.File, error) {
-	good, err := gitsrc.Resolve(ctx, url, c.Good, gopts)
+func (c *bisectCmd) start(ctx context.Context, e *env, store *results.Store, x *spec.Experiment, entry *lock.Entry, point *spec.Point, url string, gopts gitsrc.Options) (*bisect.File, error) {
+	good, err := c.endpoint(ctx, store, x, entry, "--good", c.Good, url, gopts)
 	if err != nil {
-		return nil, withHint(fmt.Errorf("--good %s: %w", c.Good, err), "name a commit, tag or branch of "+gitsrc.StripUserinfo(x.Spec.Engine.Source.Git))
+		return nil, err
 	}
-	bad, err := gitsrc.Resolve(ctx, url, c.Bad, gopts)
+	bad, err := c.endpoint(ctx, store, x, entry, "--bad", c.Bad, url, gopts)
 	if err != nil {
-		return nil, withHint(fmt.Errorf("--bad %s: %w", c.Bad, err), "name a commit, tag or branch of "+gitsrc.StripUserinfo(x.Spec.Engine.Source.Git))
+		return nil, err
 	}
 	if good.Commit == bad.Commit {
 		return nil, withHint(fmt.Errorf("--good %s and --bad %s are the same commit %.12s", c.Good, c.Bad, good.Commit), "name two commits, the good one older")
@@ -232,6 +234,62 @@ func (c *bisectCmd) start(ctx context.Context, e *env, x *spec.Experiment, point
 		fmt.Fprintf(e.stderr, "rigor: the walk follows first parents: %d merge %s each stand for the commits they brought in\n", merges, plural(merges, "commit", "commits"))
 	}
 	return f, nil
+}
+
+// endpoint resolves --good or --bad: a commit, tag or branch of the
+// engine's source, or the id of a run of the experiment whose lock
+// differs from the experiment's only in the engine commit.
+func (c *bisectCmd) endpoint(ctx context.Context, store *results.Store, x *spec.Experiment, entry *lock.Entry, flag, ref, url string, gopts gitsrc.Options) (gitsrc.Resolution, error) {
+	srcHint := "name a commit, tag or branch of " + gitsrc.StripUserinfo(x.Spec.Engine.Source.Git) + ", or a run id of 'rigor results " + x.ID + "'"
+	if results.IsRunID(ref) {
+		r, err := results.Load(store.RecordPath(x.ID, ref))
+		if err != nil {
+			return gitsrc.Resolution{}, withHint(fmt.Errorf("%s %s: no run %s of %s", flag, ref, ref, x.ID), srcHint)
+		}
+		if r.Engine.Commit == "" {
+			return gitsrc.Resolution{}, withHint(fmt.Errorf("%s %s: the run names no engine commit", flag, ref), srcHint)
+		}
+		if d := lockDiffers(r, entry); d != "" {
+			return gitsrc.Resolution{}, withHint(fmt.Errorf("%s %s: the run's lock differs from the experiment's in more than the engine commit: %s", flag, ref, d),
+				"bisect from the run's commit instead: "+flag+" "+r.Engine.Commit[:12])
+		}
+		ref = r.Engine.Commit
+	}
+	res, err := gitsrc.Resolve(ctx, url, ref, gopts)
+	if err != nil {
+		return gitsrc.Resolution{}, withHint(fmt.Errorf("%s %s: %w", flag, ref, err), srcHint)
+	}
+	return res, nil
+}
+
+// lockDiffers says how a run's locked inputs differ from the lock entry's
+// beyond the engine commit: family, model files, patches; "" when they
+// do not.
+func lockDiffers(r *results.Run, entry *lock.Entry) string {
+	if r.Engine.Family != entry.Engine.Family {
+		return "engine family " + r.Engine.Family + ", locked " + entry.Engine.Family
+	}
+	files := map[string]string{}
+	for _, f := range entry.Model.Files {
+		files[f.Path] = f.SHA256
+	}
+	for _, f := range r.Model.Files {
+		if want, ok := files[f.Path]; !ok || (want != "" && f.SHA256 != "" && want != f.SHA256) {
+			return "model file " + f.Path
+		}
+	}
+	if len(r.Model.Files) != len(entry.Model.Files) {
+		return "the model's files"
+	}
+	if len(r.Engine.Patches) != len(entry.Engine.Patches) {
+		return "the patches"
+	}
+	for i, p := range r.Engine.Patches {
+		if p.Path != entry.Engine.Patches[i].Path || p.SHA256 != entry.Engine.Patches[i].SHA256 {
+			return "patch " + p.Path
+		}
+	}
+	return ""
 }
 
 // bisector runs a bisect's rounds.
