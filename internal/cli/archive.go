@@ -69,15 +69,24 @@ type archiveCheckCmd struct {
 // whether none is an error (the archive verbs) or nil (build, run).
 func (e *env) openArchive(required bool) (*archive.Archive, error) {
 	c := e.cfg()
-	if c.Archive == "" {
+	url, from := c.Archive, "--archive/RIGOR_ARCHIVE"
+	if url == "" {
+		if root, err := spec.FindRoot(e.wd); err == nil {
+			if url, err = moduleArchive(root); err != nil {
+				return nil, err
+			}
+			from = moduleSettingsFile + " archive"
+		}
+	}
+	if url == "" {
 		if required {
-			return nil, withHint(errors.New("no archive is set"), "give one with --archive oci://host[:port]/repository or RIGOR_ARCHIVE")
+			return nil, withHint(errors.New("no archive is set"), "give one with --archive oci://host[:port]/repository or RIGOR_ARCHIVE, or set archive: \"oci://…\" in the module's rigor.cue")
 		}
 		return nil, nil
 	}
-	addr, err := archive.ParseAddress(c.Archive)
+	addr, err := archive.ParseAddress(url)
 	if err != nil {
-		return nil, withHint(fmt.Errorf("--archive/RIGOR_ARCHIVE: %w", err), "write it as oci://host[:port]/repository; log in with docker login")
+		return nil, withHint(fmt.Errorf("%s: %w", from, err), "write it as oci://host[:port]/repository; log in with docker login")
 	}
 	return archive.Open(addr, archive.Options{DockerConfig: c.DockerConfig})
 }
@@ -115,7 +124,10 @@ type archiveItem struct {
 	Size     int64  `json:"size,omitempty"`
 	SHA256   string `json:"sha256,omitempty"`
 	Note     string `json:"note,omitempty"`
-	path     string
+	// Outside is an input the archive does not keep (a prebuilt engine
+	// directory, an endpoint): not counted as missing.
+	Outside bool `json:"outside,omitempty"`
+	path    string
 }
 
 // archiveExperiments are the locked experiments ids name, or every locked
@@ -438,6 +450,10 @@ func (c *archiveCheckCmd) Run(e *env) error {
 		var it *archiveItem
 		if p, err := r.LocateEngine(ctx, t.x, t.entry); err == nil && p != nil {
 			it = e.engineItem(t, p)
+			if it == nil && (p.Engine.BuildID == "prebuilt" || p.Engine.Unpinned != "") {
+				it = &archiveItem{ID: t.x.ID, Kind: "engine", What: engineLabel(t.x, t.entry), Outside: true,
+					Note: "the engine is " + engineNothing(p) + ": nothing of it to archive"}
+			}
 		}
 		if it == nil {
 			if key, ok := r.BuildKey(ctx, t.x, t.entry); ok {
@@ -451,8 +467,12 @@ func (c *archiveCheckCmd) Run(e *env) error {
 		items = append(items, it)
 		items = append(items, e.modelItems(t)...)
 	}
-	var missing int
+	var missing, kept int
 	for _, it := range items {
+		if it.Outside {
+			continue
+		}
+		kept++
 		if it.Tag == "" {
 			missing++
 			continue
@@ -473,7 +493,9 @@ func (c *archiveCheckCmd) Run(e *env) error {
 	} else {
 		for _, it := range items {
 			state := "archived"
-			if !it.Archived {
+			if it.Outside {
+				state = "outside "
+			} else if !it.Archived {
 				state = "missing "
 			}
 			tag := it.Tag
@@ -488,10 +510,10 @@ func (c *archiveCheckCmd) Run(e *env) error {
 		}
 	}
 	if missing > 0 {
-		return withHint(fmt.Errorf("%d of %d %s not archived in %s", missing, len(items), plural(len(items), "input is", "inputs are"), a.Addr),
+		return withHint(fmt.Errorf("%d of %d %s not archived in %s", missing, kept, plural(kept, "input is", "inputs are"), a.Addr),
 			"push them from a machine whose caches hold them: rigor archive push")
 	}
-	fmt.Fprintf(e.stderr, "rigor: all %d %s archived in %s\n", len(items), plural(len(items), "input is", "inputs are"), a.Addr)
+	fmt.Fprintf(e.stderr, "rigor: all %d %s archived in %s\n", kept, plural(kept, "input is", "inputs are"), a.Addr)
 	return nil
 }
 

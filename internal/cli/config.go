@@ -2,6 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,7 +50,8 @@ import (
 //	                  GPU tools are found on PATH
 //	RIGOR_ARCHIVE     the OCI archive (oci://host[:port]/repository) that
 //	                  'rigor archive' pushes to and build/run substitute
-//	                  from; --archive overrides it
+//	                  from; --archive overrides it, and it overrides the
+//	                  module's archive setting (rigor.cue, [moduleArchive])
 //	DOCKER_CONFIG     the folder of the docker config.json whose
 //	                  credentials reach the archive; else ~/.docker
 type config struct {
@@ -162,4 +168,41 @@ func (e *env) store(root string) *results.Store {
 	s := results.Open(root)
 	s.Author, s.Scrubber = c.GitAuthor, c.Secrets
 	return s
+}
+
+// moduleSettingsFile holds a module's own settings, committed at its
+// root beside cue.mod/: today only where its archive is,
+//
+//	archive: "oci://registry.lab:5000/lab/rigor"
+//
+// read here and nowhere else. --archive and RIGOR_ARCHIVE override it.
+const moduleSettingsFile = "rigor.cue"
+
+// moduleArchive is the archive the module at root sets in rigor.cue; ""
+// when there is no such file or no archive field.
+func moduleArchive(root string) (string, error) {
+	p := filepath.Join(root, moduleSettingsFile)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	v := cuecontext.New().CompileBytes(b, cue.Filename(moduleSettingsFile))
+	if err := v.Err(); err != nil {
+		return "", withHint(fmt.Errorf("%s", strings.TrimSpace(cueerrors.Details(err, nil))),
+			moduleSettingsFile+" holds the module's settings, e.g. archive: \"oci://registry.lab:5000/lab/rigor\"")
+	}
+	a := v.LookupPath(cue.ParsePath("archive"))
+	if !a.Exists() {
+		return "", nil
+	}
+	s, err := a.String()
+	if err != nil {
+		pos := a.Pos()
+		return "", withHint(fmt.Errorf("%s:%d:%d: archive must be a string", moduleSettingsFile, pos.Line(), pos.Column()),
+			"write it as archive: \"oci://host[:port]/repository\"")
+	}
+	return strings.TrimSpace(s), nil
 }
