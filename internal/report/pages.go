@@ -729,33 +729,13 @@ func newCommitView(id string, h *compare.History, byID map[string]*results.Run, 
 			dirs[m.Key()] = cmp.Or(dirs[m.Key()], compare.MetricDirection(m.Name, m.Direction))
 		}
 	}
-	axisName, orderDesc := "engine commit, in the order first run", "in the order they were first run"
-	if len(order) > 0 {
-		pos := func(c string) int {
-			for i, o := range order {
-				if c != "" && (strings.HasPrefix(o, c) || strings.HasPrefix(c, o)) {
-					return i
-				}
-			}
-			return len(order)
-		}
-		slices.SortStableFunc(commits, func(a, b string) int { return cmp.Compare(pos(a), pos(b)) })
-		axisName, orderDesc = "engine commit, in history order (oldest first)", "in history order (the first-parent walk of rigor bisect)"
-	}
+	axisName, orderDesc := orderCommits(commits, order)
 	if h.Chart != nil {
 		rank := map[string]int{}
 		for i, s := range h.Chart.Series {
 			rank[s.Point] = i
 		}
 		slices.SortStableFunc(points, func(a, b string) int { return cmp.Compare(rank[a], rank[b]) })
-	}
-	summary := func(x []float64) compare.Summary {
-		if len(x) == 0 {
-			nan := math.NaN()
-			return compare.Summary{Center: nan, Low: nan, High: nan}
-		}
-		iv := stats.MeanCI(x, confidence)
-		return compare.Summary{N: len(x), Center: stats.Mean(x), Low: iv.Low, High: iv.High, Confidence: iv.Confidence}
 	}
 	for i, key := range metrics {
 		if i == commitMetrics {
@@ -773,7 +753,7 @@ func newCommitView(id string, h *compare.History, byID map[string]*results.Run, 
 				if len(x) == 0 {
 					continue
 				}
-				s := summary(x)
+				s := pooledSummary(x)
 				all[j] = append(all[j], point{X: float64(c), Y: s.Center, Low: s.Low, High: s.High})
 			}
 		}
@@ -811,7 +791,7 @@ func newCommitView(id string, h *compare.History, byID map[string]*results.Run, 
 			for _, key := range metrics {
 				cell := statCell{Value: "–"}
 				if x := samples[k][key]; len(x) > 0 {
-					s := summary(x)
+					s := pooledSummary(x)
 					cell = statCell{Value: fmtStat(s), N: strconv.Itoa(s.N)}
 				}
 				row.Cells = append(row.Cells, cell)
@@ -820,4 +800,35 @@ func newCommitView(id string, h *compare.History, byID map[string]*results.Run, 
 		}
 	}
 	return cv, nil
+}
+
+// orderCommits puts the commits in history order when an order is given
+// (a bisect's first-parent walk; commits match by prefix), else leaves
+// them in the order first run, and says which for the plot's axis and
+// description.
+func orderCommits(commits, order []string) (axisName, orderDesc string) {
+	if len(order) == 0 {
+		return "engine commit, in the order first run", "in the order they were first run"
+	}
+	pos := func(c string) int {
+		for i, o := range order {
+			if c != "" && (strings.HasPrefix(o, c) || strings.HasPrefix(c, o)) {
+				return i
+			}
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(commits, func(a, b string) int { return cmp.Compare(pos(a), pos(b)) })
+	return "engine commit, in history order (oldest first)", "in history order (the first-parent walk of rigor bisect)"
+}
+
+// pooledSummary is the mean of pooled samples with its interval; NaN when
+// there are none.
+func pooledSummary(x []float64) compare.Summary {
+	if len(x) == 0 {
+		nan := math.NaN()
+		return compare.Summary{Center: nan, Low: nan, High: nan}
+	}
+	iv := stats.MeanCI(x, confidence)
+	return compare.Summary{N: len(x), Center: stats.Mean(x), Low: iv.Low, High: iv.High, Confidence: iv.Confidence}
 }
