@@ -58,5 +58,38 @@ func (Engine) Judge(p *spec.Point, f engine.Finished) engine.Verdict {
 	res, ok := f.Outputs[OutputFile]
 	o := Classify(Output{Mode: mode, Result: res, ResultMissing: !ok, Stdout: f.Stdout, Stderr: f.Stderr,
 		ExitCode: f.ExitCode, Signaled: f.Signaled, InputLen: in})
-	return engine.Verdict{Status: o.Status, Error: o.Error, LogTail: o.LogTail, Metrics: o.Metrics, Warnings: o.Warnings}
+	return engine.Verdict{Status: o.Status, Error: o.Error, LogTail: o.LogTail, Metrics: o.Metrics, Warnings: o.Warnings,
+		TimedSeconds: measuredSeconds(mode, res)}
+}
+
+// measuredSeconds is how long the measured part of a vllm bench took, as
+// its result file says: throughput's elapsed_time, serve's duration, the
+// sum of latency's latencies (its warm-up iterations are not among them);
+// 0 when the file does not say. The power sampler's energy of those
+// seconds before the bench exited gives tok/J.
+func measuredSeconds(mode string, res []byte) float64 {
+	m, err := decodeObject(res)
+	if err != nil {
+		return 0
+	}
+	switch mode {
+	case ModeThroughput:
+		v, _ := num(m, "elapsed_time")
+		return v
+	case ModeServe:
+		v, _ := num(m, "duration")
+		return v
+	case ModeLatency:
+		ls, _ := m["latencies"].([]any)
+		var sum float64
+		for _, l := range ls {
+			f, ok := num(map[string]any{"v": l}, "v")
+			if !ok {
+				return 0
+			}
+			sum += f
+		}
+		return sum
+	}
+	return 0
 }

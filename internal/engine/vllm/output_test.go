@@ -293,3 +293,22 @@ func TestInstallPlan(t *testing.T) {
 		t.Error("InstallPlan for metal: got no error")
 	}
 }
+
+// TestMeasuredSeconds: the part of a vllm bench that was measured, from
+// its result file, places the energy that gives tok/J (issue 32).
+func TestMeasuredSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		mode, json string
+		want       float64
+	}{
+		{ModeThroughput, seed004JSON, 7.403541},
+		{ModeServe, `{"duration":2.0,"completed":2}`, 2},
+		{ModeLatency, `{"avg_latency":1.5,"latencies":[1.25,1.75,1.5]}`, 4.5},
+		{ModeThroughput, `{"num_requests":1}`, 0},
+		{ModeServe, ``, 0},
+	} {
+		if got := measuredSeconds(tc.mode, []byte(tc.json)); !near(got, tc.want) {
+			t.Errorf("%s %s: got %v, want %v", tc.mode, tc.json, got, tc.want)
+		}
+	}
+}
