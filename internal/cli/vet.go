@@ -18,7 +18,17 @@ import (
 func checkPlan(set *spec.Set, x *spec.Experiment) {
 	if x.Spec.Quality.Measure != nil {
 		if e, err := all.Get(x.Spec.Engine.Family); err == nil {
-			if _, ok := engine.As[engine.Qualifier](e); !ok {
+			qe, ok := engine.As[engine.Qualifier](e)
+			if ok {
+				for _, p := range x.Points {
+					var te *engine.QualityTargetError
+					if _, err := qe.QualityPlan(p, engine.Inputs{}, engine.QualityJob{Ctx: x.Spec.Quality.Measure.Ctx, Chunks: x.Spec.Quality.Measure.Chunks}); errors.As(err, &te) {
+						set.AddProblem(x, "engine.build.targets", err.Error(), fmt.Sprintf("add %q to the targets, or leave them unset", te.Program))
+						return
+					}
+				}
+			}
+			if !ok {
 				set.AddProblem(x, "quality.measure", fmt.Sprintf("%s does not measure quality yet: quality.measure is for llama.cpp and ik_llama.cpp (llama-perplexity) and node-llama-cpp (its quality runner)", x.Spec.Engine.Family),
 					"declare what the run does to quality instead (quality: {kvCache: …, tradeoff: …}), or measure it with a llama.cpp experiment of the same model")
 				return

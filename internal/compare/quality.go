@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rigorbench/rigor/internal/results"
 )
@@ -141,14 +142,15 @@ func renderQuality(rep *Report, confidence float64) string {
 		}
 		return fmt.Sprintf("KLD %.6f ± %.6f  PPL×%.4f  top %.2f%%", q.KLD, z*q.KLDErr, q.PPLRatio, q.SameTop)
 	}
+	w := max(utf8.RuneCountInString(rep.A.Label), utf8.RuneCountInString(rep.B.Label))
 	for _, r := range rep.Quality {
 		point := r.Point
 		if point == "" {
 			point = "(no sweep)"
 		}
 		fmt.Fprintf(&b, "  %s\n", point)
-		fmt.Fprintf(&b, "    %-10s %s\n", rep.A.Label, cell(r.A))
-		fmt.Fprintf(&b, "    %-10s %s\n", rep.B.Label, cell(r.B))
+		fmt.Fprintf(&b, "    %-*s  %s\n", w, rep.A.Label, cell(r.A))
+		fmt.Fprintf(&b, "    %-*s  %s\n", w, rep.B.Label, cell(r.B))
 		switch {
 		case r.NotComparable != "":
 			fmt.Fprintf(&b, "    not comparable: %s\n", r.NotComparable)

@@ -85,6 +85,17 @@ type Qualifier interface {
 	ReferenceBytes(nVocab, ctx, chunks int64) int64
 }
 
+// QualityTargetError says that an experiment measures quality with a
+// build whose targets leave out the program that measures it.
+type QualityTargetError struct {
+	Program string
+	Targets []string
+}
+
+func (e *QualityTargetError) Error() string {
+	return fmt.Sprintf("engine.build.targets %v leave out %s, which quality.measure runs", e.Targets, e.Program)
+}
+
 // QualityJob is one quality process: the corpus file, context size and
 // chunk count, and the baseline's reference file, written or read.
 type QualityJob struct {

@@ -2,6 +2,7 @@ package llamacpp
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,9 @@ var qualityFlags = []string{"t", "ngl", "ctk", "ctv"}
 // baseline's log-probabilities; else `--kl-divergence-base FILE
 // --kl-divergence` scores the point against them.
 func (e Engine) QualityPlan(p *spec.Point, in engine.Inputs, job engine.QualityJob) (*engine.Plan, error) {
+	if t := p.Spec.Engine.Build.Targets; len(t) > 0 && !slices.Contains(t, PerplexityProgram) {
+		return nil, &engine.QualityTargetError{Program: PerplexityProgram, Targets: t}
+	}
 	argv := []string{in.Bin(PerplexityProgram), "-m", in.Model, "-c", strconv.Itoa(job.Ctx), "--chunks", strconv.Itoa(job.Chunks)}
 	for _, name := range qualityFlags {
 		for _, a := range p.Flags {
