@@ -598,3 +598,29 @@ Examples:
   rigor archive check quickstart/tiny --archive oci://127.0.0.1:5000/lab/rigor
   rigor archive check --json`
 }
+
+// pullFromArchive brings every model file of a hub lock from the archive
+// into the Hugging Face cache, verified against the lock: the number of
+// files it brought, 0 when no archive is set. A file the lock holds no
+// sha256 of must already be in the cache.
+func (e *env) pullFromArchive(ctx context.Context, root string, x *spec.Experiment, entry *lock.Entry) (int, error) {
+	a, err := e.openArchive(false)
+	if err != nil || a == nil {
+		return 0, err
+	}
+	t := &archiveTarget{root: root, x: x, entry: entry}
+	n := 0
+	for _, it := range e.modelItems(t) {
+		if sum, _, err := lock.HashFile(ctx, it.path); err == nil && (it.SHA256 == "" || sum == it.SHA256) {
+			continue
+		}
+		if it.SHA256 == "" {
+			return n, fmt.Errorf("%s: %s", it.What, it.Note)
+		}
+		if err := e.fetchModel(ctx, a, t, it, nil); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}

@@ -88,6 +88,20 @@ func (c *pullCmd) Run(e *env) error {
 	start := time.Now()
 	err = client.Download(ctx, m.Requested.HF, m.Commit, infos, opts)
 	bar.done()
+	if err != nil && ctx.Err() == nil {
+		// Upstream failed (the repo deleted or gated, the hub down): the
+		// archive, when one is set, stands in with the same bytes.
+		if n, aerr := e.pullFromArchive(ctx, set.Root, x, entry); aerr == nil && n > 0 {
+			fmt.Fprintf(e.stderr, "rigor: warning: the hub failed (%v): the model files came from the archive instead\n", err)
+			for _, f := range m.Files {
+				fmt.Fprintln(e.stdout, hf.SnapshotPath(cache, m.Requested.HF, m.Commit, f.Path))
+			}
+			fmt.Fprintf(e.stderr, "rigor: %s@%.12s: %d %s, %s, from the archive, verified (%s)\n", m.Requested.HF, m.Commit, len(m.Files), plural(len(m.Files), "file", "files"), humanBytes(total), time.Since(start).Round(100*time.Millisecond))
+			return nil
+		} else if aerr != nil {
+			err = fmt.Errorf("%w; the archive could not stand in: %v", err, aerr)
+		}
+	}
 	if err != nil {
 		var h interface{ Hint() string }
 		if errors.As(err, &h) && h.Hint() != "" {
