@@ -410,6 +410,34 @@ func (r *Runner) measureQualities(ctx context.Context, e engine.Engine, prep *Pr
 	return quality
 }
 
+// scratchRunDir makes an execution's run directory and claims it while
+// the run lives, so that another rigor's cleanup (or 'cache prune') never
+// removes it, and it is removed if this rigor dies; release removes it.
+func (r *Runner) scratchRunDir() (dir string, release func(), err error) {
+	dir, err = os.MkdirTemp(r.tmpDir(), "run-")
+	if err != nil {
+		return "", nil, err
+	}
+	unclaim := func() {}
+	if rel, err := ClaimScratch(dir); err == nil {
+		unclaim = rel
+	}
+	return dir, func() { unclaim(); os.RemoveAll(dir) }, nil
+}
+
+// execOptions are Execute's options for a plan of experiment x: its
+// environment and secrets, the run directory and its logs, the bench's
+// timeout and the workers' readiness timeout, the port locks in the cache.
+func (r *Runner) execOptions(x *spec.Experiment, plan *engine.Plan, env []string, secrets map[string]string, runDir string) Options {
+	timeout, ready := r.timeouts(x)
+	opts := Options{Plan: plan, Env: env, Secrets: secrets, Dir: runDir, LogDir: filepath.Join(runDir, "logs"), Timeout: timeout,
+		ReadyTimeout: ready, Grace: r.Grace, Progress: r.Progress}
+	if r.Cache != "" {
+		opts.LockDir = PortLockDir(r.Cache)
+	}
+	return opts
+}
+
 // planSecrets are the secrets a plan asks for (an endpoint's API key):
 // they reach only the processes that name them, and not the record (they
 // are not among the passed variables).
@@ -533,16 +561,11 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 	if g.combined != nil {
 		point = g.combined
 	}
-	runDir, err := os.MkdirTemp(r.tmpDir(), "run-")
+	runDir, release, err := r.scratchRunDir()
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(runDir)
-	// Claimed while the run lives, so that another rigor's cleanup (or
-	// `cache prune`) never removes it, and removes it if this rigor dies.
-	if release, err := ClaimScratch(runDir); err == nil {
-		defer release()
-	}
+	defer release()
 	in := prep.Inputs
 	in.RunDir = runDir
 	point, warm := Warmup(point)
@@ -556,25 +579,19 @@ func (r *Runner) runGroup(ctx context.Context, e engine.Engine, prep *Prepared, 
 	}
 	env, passed := Environment(getenv, nil, x.Spec.PassEnv)
 	secrets := planSecrets(getenv, plan)
-	timeout, ready := r.timeouts(x)
-	logDir := filepath.Join(runDir, "logs")
 	// The machine's state around the engine's processes. They are rigor's
 	// children and Execute reaps them all before it returns, so their CPU
 	// time (and that of what they reaped) is in rigor's own cutime and
 	// cstime, which the sampler counts as the engine's: their pids are not
 	// passed, or their time would count twice.
 	sampler := hoststate.StartWith(ctx, nil, hoststate.Options{SysRoot: r.SysRoot})
-	opts := Options{Plan: plan, Env: env, Secrets: secrets, Dir: runDir, LogDir: logDir, Timeout: timeout,
-		ReadyTimeout: ready, Grace: r.Grace, Progress: r.Progress}
-	if r.Cache != "" {
-		opts.LockDir = PortLockDir(r.Cache)
-	}
+	opts := r.execOptions(x, plan, env, secrets, runDir)
 	out, err := Execute(ctx, opts)
 	state := sampler.Stop()
 	if err != nil {
 		return nil, err
 	}
-	raw, outputs := readOutputs(out, plan, logDir, runDir)
+	raw, outputs := readOutputs(out, plan, opts.LogDir, runDir)
 	verdict := r.conclude(e, prep, point, out, outputs)
 	// The energy of the engine's timed section: its repetitions' time,
 	// ending as it exited (else the whole run, and the record says so).
