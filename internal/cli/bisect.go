@@ -320,6 +320,9 @@ func (b *bisector) loop(ctx context.Context) error {
 		}
 		f.MaxRounds = rule.MaxRounds
 		fmt.Fprintf(e.stderr, "rigor: resuming the bisect of %s: %d %s done\n", f.Point, len(f.Steps), plural(len(f.Steps), "step", "steps"))
+		if n := b.adoptInterrupted(); n > 0 {
+			fmt.Fprintf(e.stderr, "rigor: %d %s of the interrupted round %s kept and committed with the next round\n", n, plural(n, "record", "records"), plural(n, "is", "are"))
+		}
 	}
 	for {
 		if ctx.Err() != nil {
@@ -387,6 +390,40 @@ func (b *bisector) loop(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// adoptInterrupted finds the records of this bisect that a killed rigor
+// wrote and did not commit (the round it was in), and adds them to the
+// next commit: they are ordinary records, and the module stays clean.
+// It returns how many.
+func (b *bisector) adoptInterrupted() int {
+	dir := filepath.Join(b.store.Dir, filepath.FromSlash(b.f.Experiment))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	since, _, _ := strings.Cut(b.f.Invocation, "-")
+	var paths []string
+	for _, d := range ents {
+		id, ok := strings.CutSuffix(d.Name(), ".json")
+		if ok && !d.IsDir() && results.IsRunID(id) && id >= since {
+			paths = append(paths, filepath.Join(dir, d.Name()))
+		}
+	}
+	un, err := b.store.Uncommitted(paths)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, p := range un {
+		r, err := results.Load(p)
+		if err != nil || !strings.HasPrefix(r.Invocation, b.f.Invocation+"-") {
+			continue
+		}
+		b.rec.Add(p, b.store.RawDir(r.Experiment, r.ID))
+		n++
+	}
+	return n
 }
 
 func verdicts(f *bisect.File) []bisect.Verdict {
