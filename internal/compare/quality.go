@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -140,7 +141,7 @@ func renderQuality(rep *Report, confidence float64) string {
 		if q == nil {
 			return "(not measured)"
 		}
-		return fmt.Sprintf("KLD %.6f ± %.6f  PPL×%.4f  top %.2f%%", q.KLD, z*q.KLDErr, q.PPLRatio, q.SameTop)
+		return fmt.Sprintf("KLD %s ± %s  PPL×%.4f  top %.2f%%", fmtKLD(q.KLD), fmtKLD(z*q.KLDErr), q.PPLRatio, q.SameTop)
 	}
 	w := max(utf8.RuneCountInString(rep.A.Label), utf8.RuneCountInString(rep.B.Label))
 	for _, r := range rep.Quality {
@@ -155,12 +156,24 @@ func renderQuality(rep *Report, confidence float64) string {
 		case r.NotComparable != "":
 			fmt.Fprintf(&b, "    not comparable: %s\n", r.NotComparable)
 		case r.Verdict == Better:
-			fmt.Fprintf(&b, "    KLD %+.6f: closer to the baseline\n", r.Delta)
+			fmt.Fprintf(&b, "    KLD %s: closer to the baseline\n", fmtKLD(r.Delta))
 		case r.Verdict == Worse:
-			fmt.Fprintf(&b, "    KLD %+.6f: further from the baseline\n", r.Delta)
+			fmt.Fprintf(&b, "    KLD +%s: further from the baseline\n", fmtKLD(r.Delta))
 		case r.Verdict == Inconclusive:
-			fmt.Fprintf(&b, "    KLD %+.6f: ~ (within the intervals)\n", r.Delta)
+			fmt.Fprintf(&b, "    KLD %s: ~ (within the intervals)\n", fmtKLD(r.Delta))
 		}
 	}
 	return b.String()
+}
+
+// fmtKLD writes a KL divergence: 0 as 0, below 0.001 with 3 significant
+// digits in exponent form (a Q8_0's 1.41e-05), else with 6 decimals.
+func fmtKLD(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case math.Abs(v) < 0.001:
+		return strconv.FormatFloat(v, 'e', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 6, 64)
 }
