@@ -19,26 +19,17 @@ import (
 // a mirror's config, a record and an error name a remote so; the
 // credentials reach git only from memory ([authOf]).
 func StripUserinfo(url string) string {
-	i := strings.Index(url, "://")
-	if i < 0 {
+	rawScheme, userinfo, rest, hasUser, ok := redact.SplitUserinfo(url)
+	if !ok || !hasUser {
 		return url
 	}
-	rest := url[i+3:]
-	authority := rest
-	if j := strings.IndexAny(authority, "/?#"); j >= 0 {
-		authority = authority[:j]
-	}
-	at := strings.LastIndex(authority, "@")
-	if at < 0 {
-		return url
-	}
-	scheme := strings.ToLower(url[:i])
-	user, _, hasPw := strings.Cut(authority[:at], ":")
+	scheme := strings.ToLower(rawScheme)
+	user, _, hasPw := strings.Cut(userinfo, ":")
 	switch {
 	case strings.HasPrefix(scheme, "http") || strings.HasSuffix(scheme, "+http") || strings.HasSuffix(scheme, "+https"):
-		return url[:i+3] + rest[at+1:]
+		return rawScheme + "://" + rest
 	case hasPw:
-		return url[:i+3] + user + "@" + rest[at+1:]
+		return rawScheme + "://" + user + "@" + rest
 	}
 	return url
 }
@@ -58,19 +49,10 @@ func authOf(ep *transport.Endpoint) transport.AuthMethod {
 // decoded and as written: the password, and the user of an http(s) URL
 // (a token alone in the user position).
 func credentialsOf(url string) []string {
-	i := strings.Index(url, "://")
-	if i < 0 {
+	rawScheme, userinfo, _, hasUser, ok := redact.SplitUserinfo(url)
+	if !ok || !hasUser {
 		return nil
 	}
-	authority := url[i+3:]
-	if j := strings.IndexAny(authority, "/?#"); j >= 0 {
-		authority = authority[:j]
-	}
-	at := strings.LastIndex(authority, "@")
-	if at < 0 {
-		return nil
-	}
-	userinfo := authority[:at]
 	user, pw, hasPw := strings.Cut(userinfo, ":")
 	var out []string
 	add := func(v string) {
@@ -87,7 +69,7 @@ func credentialsOf(url string) []string {
 		// A server echoing the decoded credentials writes user:password.
 		add(user + ":" + pw)
 	}
-	if scheme := strings.ToLower(url[:i]); strings.Contains(scheme, "http") && (!hasPw || len(user) >= 16) {
+	if scheme := strings.ToLower(rawScheme); strings.Contains(scheme, "http") && (!hasPw || len(user) >= 16) {
 		add(user)
 	}
 	return out

@@ -552,20 +552,37 @@ func replaceGroup(s string, re *regexp.Regexp, g int, secret func([]string) bool
 // parse as a URL with a host is returned unchanged.
 func URL(w string) string { return redactURL(w, nil) }
 
-func redactURL(w string, found *[]string) string {
-	i := strings.Index(w, "://")
+// SplitUserinfo splits a URL at its user information, reading nothing
+// but the authority (which ends at the first /, ? or #; its user
+// information at the last @ in it): the scheme as written, the user
+// information without its @ (hasUser says whether there is one: it may
+// be empty), and rest, from the host on. ok is false when u has no
+// "scheme://". This is the one reading of a URL's credentials that
+// redaction and gitsrc (which keeps them out of lockfiles) share.
+func SplitUserinfo(u string) (scheme, userinfo, rest string, hasUser, ok bool) {
+	i := strings.Index(u, "://")
 	if i < 0 {
-		return w
+		return "", "", u, false, false
 	}
-	rest := w[i+3:]
+	scheme, rest = u[:i], u[i+3:]
 	authority := rest
 	if j := strings.IndexAny(authority, "/?#"); j >= 0 {
 		authority = authority[:j]
 	}
-	out := w[:i+3]
 	if at := strings.LastIndex(authority, "@"); at >= 0 {
-		user := authority[:at]
-		scheme := strings.ToLower(w[:i])
+		return scheme, authority[:at], rest[at+1:], true, true
+	}
+	return scheme, "", rest, false, true
+}
+
+func redactURL(w string, found *[]string) string {
+	rawScheme, user, rest, hasUser, ok := SplitUserinfo(w)
+	if !ok {
+		return w
+	}
+	out := rawScheme + "://"
+	if hasUser {
+		scheme := strings.ToLower(rawScheme)
 		if name, pw, hasPw := strings.Cut(user, ":"); hasPw {
 			out += name + ":" + Mark + "@"
 			if pw != "" {
@@ -580,7 +597,6 @@ func redactURL(w string, found *[]string) string {
 		} else {
 			out += user + "@"
 		}
-		rest = rest[at+1:]
 	}
 	q := strings.IndexByte(rest, '?')
 	if q < 0 {

@@ -232,3 +232,24 @@ func TestURLCredentials(t *testing.T) {
 		t.Error("a document without URLs has URL credentials")
 	}
 }
+
+// TestSplitUserinfo: the one reading of a URL's user information, shared
+// by redaction and gitsrc.StripUserinfo.
+func TestSplitUserinfo(t *testing.T) {
+	for _, tc := range []struct {
+		in, scheme, user, rest string
+		hasUser, ok            bool
+	}{
+		{"https://tok:pw@host/x@y?q=a@b#f", "https", "tok:pw", "host/x@y?q=a@b#f", true, true},
+		{"HTTP://a@b@host", "HTTP", "a@b", "host", true, true},
+		{"https://@host/", "https", "", "host/", true, true},
+		{"https://host/p@q", "https", "", "host/p@q", false, true},
+		{"git@github.com:o/r.git", "", "", "git@github.com:o/r.git", false, false},
+	} {
+		scheme, user, rest, hasUser, ok := SplitUserinfo(tc.in)
+		if scheme != tc.scheme || user != tc.user || rest != tc.rest || hasUser != tc.hasUser || ok != tc.ok {
+			t.Errorf("SplitUserinfo(%q) = %q %q %q %v %v, want %q %q %q %v %v", tc.in, scheme, user, rest, hasUser, ok,
+				tc.scheme, tc.user, tc.rest, tc.hasUser, tc.ok)
+		}
+	}
+}
