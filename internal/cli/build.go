@@ -16,7 +16,7 @@ import (
 )
 
 type buildCmd struct {
-	ID      string `arg:"" name:"id" help:"An experiment id, e.g. minimax-m27-b70/baseline."`
+	ID      string `arg:"" name:"id" help:"An experiment id, e.g. example/smoke."`
 	JSON    bool   `help:"Print the build as JSON."`
 	Offline bool   `help:"Use the cached git mirror without fetching." env:"RIGOR_OFFLINE"`
 	Jobs    int    `short:"j" help:"Parallel compile jobs (default: the number of CPUs)." env:"RIGOR_BUILD_JOBS"`
@@ -39,10 +39,10 @@ then compiled for this CPU into the same build cache (cmake, git and a
 C++ compiler needed; no network).
 
 Examples:
-  rigor build minimax-m27-b70/baseline
-  rigor build minimax-m27-b70/baseline --json
-  rigor build minimax-m27-b70/baseline --rebuild
-  rigor build bench/kv -j 4`
+  rigor build example/smoke
+  rigor build example/smoke --json
+  rigor build example/smoke --rebuild
+  rigor build example/smokeLong -j 4`
 }
 
 func relTo(p, wd string) string {

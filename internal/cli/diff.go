@@ -90,12 +90,14 @@ Exit codes: 0 compared, 1 error (or --strict found incomparable sides),
 3 --fail-on-regression found a regression beyond the threshold.
 
 Examples:
-  rigor diff minimax-m27-b70/baseline minimax-m27-b70/kvoffload
-  rigor diff minimax-m27-b70/ubSweep@HEAD~5 minimax-m27-b70/ubSweep --format markdown
-  rigor diff results/x/a/20260508T032753Z-3f9a.json 20260509T101500Z-77c1 --format json
-  rigor diff bench/base@main bench/base --fail-on-regression=5
-  rigor diff minimax-m27-b70/baseline minimax-m27-b70/kvoffload --format html > diff.html
-  rigor diff minimax-m27-b70/ubSweep@HEAD~5 minimax-m27-b70/ubSweep --plot ub.svg`
+  rigor diff example/smoke example/smokeLong
+  rigor diff example/smoke@HEAD~1 example/smoke --format markdown
+  rigor diff results/example/smoke/20261202T031143Z-7cee.json 20261202T031229Z-301d --format json
+  rigor diff example/smoke example/smokeLong --fail-on-regression=5
+  rigor diff example/smoke example/smokeLong --format html > diff.html
+  rigor diff example/smokeBatch@HEAD~1 example/smokeBatch --plot batch.svg
+
+(Run ids are those 'rigor results' lists.)`
 }
 
 // regressionGate is the value of --fail-on-regression[=PERCENT]: a bool

@@ -27,12 +27,16 @@ experiment or point id with one point, whose latest successful run is
 exported. An export holds only what the record knows: a field LocalMaxxing
 requires that the record lacks is an error naming it, a failed run is
 refused, and the registry's unmeasured values are null with a fact of state
-unknown. Secrets never appear.
+unknown. Secrets never appear. LocalMaxxing needs the model's hub id and
+quantization and the hardware's class: 'rigor export ID --to localmaxxing'
+takes a run of a model from the hub, not of a synthetic one.
 
 Examples:
-  rigor export minimax-m27-int4-b70/vllmThroughput --to localmaxxing
-  rigor export minimax-m27-b70/ubSweep --to markdown
-  rigor export 20260508T044347Z-5be4c2 --to registry`
+  rigor export example/smokeBatch --to markdown
+  rigor export example/smoke --to csv
+  rigor export 20261202T031143Z-7cee --to registry > run.json
+
+(Run ids are those 'rigor results' lists.)`
 }
 
 func (c *exportCmd) Run(e *env) error {

@@ -10,44 +10,34 @@ import (
 )
 
 // helpExamples returns every command of the tree with the example lines of
-// its help ("Examples:" then indented "rigor …" lines).
+// its help ("Examples:" then indented "rigor …" lines), without their notes.
 func helpExamples(t *testing.T) map[string][]string {
 	t.Helper()
+	all, err := Examples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
 	var c cli
 	p, err := kong.New(&c, kong.Name("rigor"), kong.Writers(io.Discard, io.Discard))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]string{}
 	var walk func(n *kong.Node)
 	walk = func(n *kong.Node) {
 		for _, ch := range n.Children {
 			if ch.Type != kong.CommandNode || ch.Hidden {
 				continue
 			}
-			path := ch.Path()
-			out[path] = examplesIn(ch.Detail)
+			out[ch.Path()] = nil
 			walk(ch)
 		}
 	}
 	walk(p.Model.Node)
+	for _, ex := range all {
+		out[ex.Command] = append(out[ex.Command], ex.Line)
+	}
 	return out
-}
-
-// examplesIn returns the example command lines of a help text.
-func examplesIn(help string) []string {
-	_, after, ok := strings.Cut(help, "Examples:\n")
-	if !ok {
-		return nil
-	}
-	var ex []string
-	for _, line := range strings.Split(after, "\n") {
-		if !strings.HasPrefix(line, "  ") {
-			break
-		}
-		ex = append(ex, strings.TrimSpace(line))
-	}
-	return ex
 }
 
 // shellWords splits an example as sh would, for the quoting the examples

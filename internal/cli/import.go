@@ -37,9 +37,12 @@ error in one file imports nothing. A run already imported into the same experime
 (same file sha256 and label) is skipped. Secrets in commands and environments are redacted.
 
 Examples:
-  rigor import ../shared/seeds/000_6ca3690f63b2438f.json
-  rigor import speedtest.json --experiment minimax-m27-int4-b70/vllmThroughput
-  rigor import bench.jsonl -e 'minimax-m27-b70/ubSweep[ub=16]' --dry-run`
+  rigor import run.json --experiment example/smokeLong --dry-run
+  rigor import run.json -e example/smokeLong
+
+(run.json: a local-ai-registry record, as 'rigor export ID --to registry'
+writes one; a seed summary, a LocalMaxxing speed test or llama-bench's
+-o jsonl output is imported the same way.)`
 }
 
 type importedOut struct {

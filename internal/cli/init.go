@@ -57,6 +57,10 @@ smoke: schema.#Experiment & {
 // smokeLong derives from smoke: it may change r, which smoke gives only as
 // a default (*5 | int). Changing a concrete value (t: 1) would be an error.
 smokeLong: smoke & {bench: r: 10}
+
+// smokeBatch sweeps the batch size: one run per point, each point with an
+// id of its own (example/smokeBatch[b=16]).
+smokeBatch: smoke & {bench: r: 3, sweep: flags: b: [16, 32]}
 `
 
 const gitignore = `# rigor: raw engine output too large to commit can be kept out here.

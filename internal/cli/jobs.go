@@ -38,9 +38,9 @@ Interrupting rigor never cancels jobs; 'rigor jobs cancel' does.
 Examples:
   rigor jobs
   rigor jobs --wait
-  rigor jobs 20261201T152000Z-3f9a --json
-  rigor jobs cancel 20261201T152000Z-3f9a
-  rigor jobs cancel 1234_2`
+  rigor jobs 20261201T152000Z-3f9a --json  # needs Slurm: a batch 'rigor run ID --slurm' submitted
+  rigor jobs cancel 20261201T152000Z-3f9a  # needs Slurm: a batch 'rigor run ID --slurm' submitted
+  rigor jobs cancel 1234_2  # needs Slurm: a job of such a batch`
 }
 
 type jobsListCmd struct {
@@ -57,7 +57,7 @@ state and reason and the record it produced.
 Examples:
   rigor jobs list
   rigor jobs list --wait --tail 20
-  rigor jobs list 20261201T152000Z-3f9a --json`
+  rigor jobs list 20261201T152000Z-3f9a --json  # needs Slurm: a batch 'rigor run ID --slurm' submitted`
 }
 
 // jobRow is one task of a batch as rigor jobs shows it, and its JSON form.
@@ -219,8 +219,8 @@ func (jobsCancelCmd) Help() string {
 Only jobs submitted from this module can be named.
 
 Examples:
-  rigor jobs cancel 20261201T152000Z-3f9a
-  rigor jobs cancel 1234_2`
+  rigor jobs cancel 20261201T152000Z-3f9a  # needs Slurm: a batch 'rigor run ID --slurm' submitted
+  rigor jobs cancel 1234_2  # needs Slurm: a job of such a batch`
 }
 
 func (c *jobsCancelCmd) Run(e *env) error {

@@ -17,7 +17,7 @@ Experiments with errors are marked; 'rigor vet' explains them.
 
 Examples:
   rigor list
-  rigor list minimax-m27-b70 --json`
+  rigor list example --json`
 }
 
 type listPoint struct {

@@ -45,8 +45,8 @@ HF_HUB_OFFLINE are honoured; RIGOR_HF_MAX_RETRIES bounds the hub retries.
 
 Examples:
   rigor lock
-  rigor lock minimax-m27-b70
-  rigor lock --update model minimax-m27-b70/baseline
+  rigor lock example
+  rigor lock --update engine example/smoke
   rigor lock --check
   rigor lock --check --online
   rigor lock --offline

@@ -33,10 +33,10 @@ with its 95% interval, dashed lines at drift, crosses at failed runs) into
 an SVG or PNG file.
 
 Examples:
-  rigor log minimax-m27-b70/baseline
-  rigor log 'minimax-m27-b70/ubSweep[ub=16]'
-  rigor log minimax-m27-b70/baseline@HEAD~10 --json
-  rigor log minimax-m27-b70/baseline --plot baseline.png`
+  rigor log example/smoke
+  rigor log 'example/smokeBatch[b=16]'
+  rigor log example/smoke@HEAD~1 --json
+  rigor log example/smoke --plot smoke.png`
 }
 
 func (c *logCmd) Run(e *env) error {

@@ -17,7 +17,7 @@ import (
 )
 
 type pullCmd struct {
-	ID          string `arg:"" name:"id" help:"An experiment id, e.g. minimax-m27-b70/baseline."`
+	ID          string `arg:"" name:"id" help:"An experiment id, e.g. example/smoke."`
 	KeepPartial bool   `help:"Keep the partial file of a download the disk has no room for, to resume it later (by default it is removed)."`
 }
 
@@ -29,12 +29,12 @@ blobs/, snapshots/<commit>/, refs/), so that a locked experiment reruns on
 a new machine and other tools (huggingface_hub, llama.cpp) find the same
 files. Partial downloads resume; each file is verified against its locked
 sha256 before it appears in snapshots/. HF_TOKEN is sent for gated repos;
-HF_ENDPOINT selects the hub. For a local model, pull only verifies the
-files against the lock.
+HF_ENDPOINT selects the hub (HF_TOKEN=hf_... rigor pull ID). For a local
+model, pull only verifies the files against the lock; a synthetic model
+(rigor init's example) has nothing to pull, and pull says so.
 
 Examples:
-  rigor pull minimax-m27-b70/baseline
-  HF_TOKEN=hf_... rigor pull gated/llama`
+  rigor pull example/smoke`
 }
 
 func (c *pullCmd) Run(e *env) error {

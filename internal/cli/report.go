@@ -16,7 +16,7 @@ import (
 )
 
 type reportCmd struct {
-	Patterns []string `arg:"" optional:"" name:"pattern" help:"Experiment ids, directories of experiments, or globs ('qwen/*'); every recorded experiment when omitted."`
+	Patterns []string `arg:"" optional:"" name:"pattern" help:"Experiment ids, directories of experiments, or globs ('example/smoke*'); every recorded experiment when omitted."`
 	Output   string   `short:"o" required:"" placeholder:"DIR" help:"Directory to write the site into (created, or replaced when it holds an earlier report)."`
 	Title    string   `help:"Title of the index page." default:"rigor report"`
 }
@@ -41,8 +41,8 @@ and a file the earlier report did not write is never overwritten.
 
 Examples:
   rigor report -o site
-  rigor report qwen -o site
-  rigor report 'qwen/ub*' -o site --title 'ub sweeps'`
+  rigor report example -o site
+  rigor report 'example/smoke*' -o site --title 'smoke runs'`
 }
 
 func (c *reportCmd) Run(e *env) error {

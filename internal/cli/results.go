@@ -48,9 +48,9 @@ out with a warning naming the file.
 
 Examples:
   rigor results
-  rigor results minimax-m27-b70/baseline
-  rigor results 'minimax-m27-b70/ubSweep[ub=16]' --json
-  rigor results minimax-m27-b70/baseline@HEAD~3`
+  rigor results example/smoke
+  rigor results 'example/smokeBatch[b=16]' --json
+  rigor results example/smoke@HEAD~1`
 }
 
 // resultRow is one line of rigor results, and its JSON form.

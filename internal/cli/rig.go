@@ -29,7 +29,7 @@ detecting one.
 Examples:
   rigor rig
   rigor rig --json
-  rigor rig --check minimax-m27-b70/baseline`
+  rigor rig --check example/smoke`
 }
 
 func (c *rigCmd) Run(e *env) error {

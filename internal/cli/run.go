@@ -81,11 +81,11 @@ starts on a terminal, and off one (a pipe, CI) is refused unless --yes;
 RIGOR_CONFIRM_RUNS and RIGOR_CONFIRM_ETA change the limits.
 
 Examples:
-  rigor run minimax-m27-b70/kvoffload
-  rigor run 'minimax-m27-b70/ubSweep[ub=16]' --dry-run
-  rigor run quickstart/tiny --no-commit
-  rigor run minimax-m27-b70/ubSweep --commit-each
-  rigor run quickstart/tiny quickstart/small --rounds 5 --require-quiet`
+  rigor run example/smoke
+  rigor run 'example/smokeBatch[b=16]' --dry-run
+  rigor run example/smokeLong --no-commit
+  rigor run example/smokeBatch --commit-each
+  rigor run example/smoke example/smokeLong --rounds 3`
 }
 
 // runFailedError reports runs that were recorded but did not succeed.

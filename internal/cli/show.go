@@ -20,7 +20,7 @@ import (
 )
 
 type showCmd struct {
-	ID   string `arg:"" name:"id" help:"An experiment or point id, e.g. minimax-m27-b70/ubSweep[ub=16]."`
+	ID   string `arg:"" name:"id" help:"An experiment or point id, e.g. example/smokeBatch[b=16]."`
 	JSON bool   `help:"Print the configuration and the plan as JSON."`
 	Plan bool   `help:"Print only the plan."`
 }
@@ -40,9 +40,9 @@ install, when there is one; paths only a lock, a build or a run can fill
 are shown as placeholders: <engine>, <synthetic model>, <run>.
 
 Examples:
-  rigor show minimax-m27-b70/baseline
-  rigor show 'minimax-m27-b70/ubSweep[ub=16]' --plan
-  rigor show minimax-m27-int4-b70/vllmThroughput --json`
+  rigor show example/smoke
+  rigor show 'example/smokeBatch[b=16]' --plan
+  rigor show example/smokeLong --json`
 }
 
 type showPoint struct {

@@ -131,8 +131,8 @@ for editors and CI, with the same exit status.
 
 Examples:
   rigor vet
-  rigor vet minimax-m27-b70
-  rigor vet 'minimax-m27-b70/kv*'
+  rigor vet example
+  rigor vet 'example/smoke*'
   rigor vet --json`
 }
 
