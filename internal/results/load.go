@@ -178,7 +178,7 @@ func readNoFollow(path string) ([]byte, error) {
 
 // readCounts is what this process has read of the store; see [Reads].
 var readCounts struct {
-	records, bytes, dirEntries atomic.Int64
+	records, bytes, dirEntries, indexBytes atomic.Int64
 }
 
 // ReadCounts counts what a process has read of the results store.
@@ -189,11 +189,13 @@ type ReadCounts struct {
 	// DirEntries counts the entries of the directories listed to find
 	// records (not the index's scan).
 	DirEntries int64
+	// IndexBytes counts the bytes of the run-id map read (ids.go).
+	IndexBytes int64
 }
 
 // Reads returns what this process has read of results stores so far:
 // tests assert by these counts, not by times, that a verb's cost does not
 // grow with the records of other experiments.
 func Reads() ReadCounts {
-	return ReadCounts{Records: readCounts.records.Load(), Bytes: readCounts.bytes.Load(), DirEntries: readCounts.dirEntries.Load()}
+	return ReadCounts{Records: readCounts.records.Load(), Bytes: readCounts.bytes.Load(), DirEntries: readCounts.dirEntries.Load(), IndexBytes: readCounts.indexBytes.Load()}
 }

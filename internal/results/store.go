@@ -202,6 +202,7 @@ func (s *Store) Write(run *Run, raw map[string][]byte) (string, error) {
 	if err := writeNew(path, data); err != nil {
 		return "", err
 	}
+	s.noteID(run.Experiment, run.ID)
 	if len(names) > 0 {
 		dir := s.RawDir(run.Experiment, run.ID)
 		for _, n := range names {
@@ -426,15 +427,21 @@ func loadAll(paths []string) ([]*Run, []error) {
 	return out, warnings
 }
 
-// Find returns the record path of a run id, searching every experiment.
+// Find returns the record path of a run id, searching every experiment:
+// through the index's run-id map (ids.go) when it names the record, else
+// by listing every directory, which writes the map again.
 func (s *Store) Find(id string) (string, error) {
 	if err := checkRunID(id); err != nil {
 		return "", err
+	}
+	if p, ok := s.lookupID(id); ok {
+		return p, nil
 	}
 	paths, err := s.recordPaths("")
 	if err != nil {
 		return "", fmt.Errorf("finding run %s: %w", id, err)
 	}
+	s.writeIDs(paths)
 	var found []string
 	for _, p := range paths {
 		if filepath.Base(p) == id+".json" {
