@@ -47,9 +47,9 @@ id is the key; every binary is checked against the hashes its build
 recorded), and the record says "from": "archive".
 
 Examples:
-  rigor archive push quickstart/tiny --archive oci://registry.lab:5000/rigor
-  RIGOR_ARCHIVE=oci://registry.lab:5000/rigor rigor archive check --json
-  rigor archive pull bench/a`
+  rigor archive push example/smoke --archive oci://registry.lab:5000/rigor  # needs an OCI registry: --archive or RIGOR_ARCHIVE
+  RIGOR_ARCHIVE=oci://registry.lab:5000/rigor rigor archive check --json  # needs an OCI registry: --archive or RIGOR_ARCHIVE
+  rigor archive pull example/smoke  # needs an OCI registry: --archive or RIGOR_ARCHIVE`
 }
 
 type archivePushCmd struct {
@@ -571,8 +571,8 @@ blob is content-addressed and sent only when the registry lacks it; a file
 that no longer hashes to the lock is not archived.
 
 Examples:
-  rigor archive push quickstart/tiny --archive oci://127.0.0.1:5000/lab/rigor
-  RIGOR_ARCHIVE=oci://registry.lab/rigor rigor archive push`
+  rigor archive push example/smoke --archive oci://127.0.0.1:5000/lab/rigor  # needs an OCI registry: --archive or RIGOR_ARCHIVE
+  RIGOR_ARCHIVE=oci://registry.lab/rigor rigor archive push  # needs an OCI registry: --archive or RIGOR_ARCHIVE`
 }
 
 func (archivePullCmd) Help() string {
@@ -584,8 +584,8 @@ into the Hugging Face cache's layout). A blob whose bytes do not match is
 refused, naming the artifact.
 
 Examples:
-  rigor archive pull bench/a --archive oci://127.0.0.1:5000/lab/rigor
-  RIGOR_ARCHIVE=oci://registry.lab/rigor rigor archive pull`
+  rigor archive pull example/smoke --archive oci://127.0.0.1:5000/lab/rigor  # needs an OCI registry: --archive or RIGOR_ARCHIVE
+  RIGOR_ARCHIVE=oci://registry.lab/rigor rigor archive pull  # needs an OCI registry: --archive or RIGOR_ARCHIVE`
 }
 
 func (archiveCheckCmd) Help() string {
@@ -595,8 +595,8 @@ its build or install is in this machine's cache, or (for builds) computed
 from the lock and the toolchain.
 
 Examples:
-  rigor archive check quickstart/tiny --archive oci://127.0.0.1:5000/lab/rigor
-  rigor archive check --json`
+  rigor archive check example/smoke --archive oci://127.0.0.1:5000/lab/rigor  # needs an OCI registry: --archive or RIGOR_ARCHIVE
+  rigor archive check --json  # needs an OCI registry: --archive or RIGOR_ARCHIVE`
 }
 
 // pullFromArchive brings every model file of a hub lock from the archive
