@@ -22,15 +22,18 @@ import (
 // listed: a new verb fails the test until it is placed here.
 var exampleVerbs = []string{
 	"init", "vet", "list", "show", "lock", "rig", "pull", "build", "run",
-	"results", "log", "diff", "report", "export", "import", "jobs", "archive", "cache",
+	"results", "log", "diff", "report", "export", "import", "jobs", "archive", "bisect", "cache",
 }
 
-// notRun are the verbs whose examples need what the tests may not start
-// here, with the note that says so in their help: the Slurm cluster and the
-// OCI registry are the Slurm and archive scripts' (and CI's).
+// notRun are the verbs whose examples need what rigor init's module has
+// not or the tests may not start here, with the note that says so in their
+// help: the Slurm cluster and the OCI registry are the Slurm and archive
+// scripts' (and CI's); bisect walks an engine's git history.
 var notRun = map[string]string{
 	"jobs":    "needs Slurm: ",
 	"archive": "needs an OCI registry: ",
+	// rigor init's engine is node-llama-cpp from npm: no commits to bisect.
+	"bisect": "needs an engine from git: ",
 }
 
 func notRunList() string {
@@ -296,4 +299,18 @@ func TestHelpExamplesRun(t *testing.T) {
 			return setup(repo, races)(env)
 		},
 	})
+}
+
+// TestExampleScript_everyVerb: every example of rigor's help either runs in
+// TestHelpExamplesRun or carries its verb's note; fast, so that a new verb
+// or example is placed even where the long test is skipped (-short, no
+// node).
+func TestExampleScript_everyVerb(t *testing.T) {
+	examples, err := cli.Examples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := exampleScript(examples); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -58,9 +58,9 @@ results/.bisect/<experiment>.json: --continue resumes after a crash or on
 another day; --log prints the steps.
 
 Examples:
-  rigor bisect bench/tg --good b4700 --bad b4747
-  rigor bisect bench/tg --continue
-  rigor bisect bench/tg --log`
+  rigor bisect bench/tg --good b4700 --bad b4747  # needs an engine from git: a llama.cpp experiment, not rigor init's npm one
+  rigor bisect bench/tg --continue  # needs an engine from git: a llama.cpp experiment, not rigor init's npm one
+  rigor bisect bench/tg --log  # needs an engine from git: a llama.cpp experiment, not rigor init's npm one`
 }
 
 func (c *bisectCmd) Run(e *env) error {
