@@ -139,7 +139,7 @@ func TestBuild_patchedThenCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"testengine: GGML_RPC=ON", "-DCMAKE_BUILD_TYPE=Release", "--target llama-bench rpc-server llama-server -j 2"} {
+	for _, want := range []string{"testengine: GGML_RPC=ON", "-DCMAKE_BUILD_TYPE=Release", "--target llama-bench rpc-server llama-server llama-perplexity -j 2"} {
 		if !bytes.Contains(log, []byte(want)) {
 			t.Errorf("build.log lacks %q", want)
 		}
