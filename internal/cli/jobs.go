@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -184,6 +185,19 @@ func dash(s string) string {
 // selectBatches returns the batches args name (batch ids or Slurm job ids),
 // every batch of the module without args.
 func selectBatches(e *env, root string, args []string) ([]*slurm.Batch, error) {
+	// Batches submitted from other clones come from the remote.
+	remote := "origin"
+	if cfg, err := slurm.LoadConfig(root); err == nil && cfg.Remote != "" {
+		remote = cfg.Remote
+	}
+	if hasRemote(root, remote) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := slurm.FetchBatches(ctx, root, remote)
+		cancel()
+		if err != nil {
+			e.warn([]error{fmt.Errorf("reading the batches of other clones from %s: %w", remote, err)})
+		}
+	}
 	all, errs := slurm.Batches(root)
 	e.warn(errs)
 	if len(args) == 0 {
@@ -281,4 +295,11 @@ func (c *jobsTaskCmd) Run(e *env) error {
 		return quietError{code: ExitRunFailed}
 	}
 	return err
+}
+
+// hasRemote reports whether the git repository at root has the remote.
+func hasRemote(root, remote string) bool {
+	cmd := exec.Command("git", "remote", "get-url", remote)
+	cmd.Dir = root
+	return cmd.Run() == nil
 }

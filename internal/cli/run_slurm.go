@@ -88,6 +88,9 @@ func (c *runCmd) submitSlurm(e *env) error {
 	}
 	b, estimate, remoteName, id := sub.Batch, sub.Estimate, sub.RemoteName, sub.Batch.JobID
 	fmt.Fprintf(e.stderr, "rigor: slurm: %s\n", estimate)
+	if sub.Warning != "" {
+		fmt.Fprintf(e.stderr, "rigor: warning: %s\n", sub.Warning)
+	}
 	fmt.Fprintf(e.stderr, "rigor: submitted %s: %d %s (%d %s × %d %s) as Slurm job %s; records go to %s of %s\n",
 		x.ID, len(b.Tasks), plural(len(b.Tasks), "job", "jobs"), len(points), plural(len(points), "point", "points"),
 		c.Rounds, plural(c.Rounds, "round", "rounds"), id, b.Branch, remoteName)

@@ -489,3 +489,64 @@ func PushCommit(ctx context.Context, dir, remote, commit, ref string) error {
 	_, err := gitRun(ctx, dir, nil, "push", "--quiet", remote, commit+":"+ref)
 	return err
 }
+
+// PushFile pushes a commit holding one file, name with data, to ref of
+// remote (a full ref name): a small description kept on the remote beside
+// the branches (a Slurm batch, refs/rigor/batches/<id>). The commit is
+// made in the repository at dir without touching its index or branches.
+func PushFile(ctx context.Context, dir, remote, ref, name string, data []byte, author string) error {
+	cmd := exec.CommandContext(ctx, "git", "hash-object", "-w", "--stdin")
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("git hash-object: %w", err)
+	}
+	blob := strings.TrimSpace(string(out))
+	cmd = exec.CommandContext(ctx, "git", "mktree")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader("100644 blob " + blob + "\t" + name + "\n")
+	out, err = cmd.Output()
+	if err != nil {
+		return fmt.Errorf("git mktree: %w", err)
+	}
+	var env []string
+	if sig, ok := parseAuthor(author); ok {
+		env = []string{"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email,
+			"GIT_COMMITTER_NAME=" + sig.Name, "GIT_COMMITTER_EMAIL=" + sig.Email}
+	}
+	commit, err := gitRun(ctx, dir, env, "commit-tree", strings.TrimSpace(string(out)), "-m", name)
+	if err != nil {
+		return err
+	}
+	_, err = gitRun(ctx, dir, nil, "push", "--quiet", remote, "+"+commit+":"+ref)
+	return err
+}
+
+// FetchFiles fetches the refs under prefix (a full ref name ending in /)
+// of remote into the same names here and returns, for each ref's last
+// name component, the file name its commit holds.
+func FetchFiles(ctx context.Context, dir, remote, prefix, name string) (map[string][]byte, error) {
+	if _, err := gitRun(ctx, dir, nil, "fetch", "--quiet", "--no-tags", remote, "+"+prefix+"*:"+prefix+"*"); err != nil {
+		return nil, err
+	}
+	refs, err := gitRun(ctx, dir, nil, "for-each-ref", "--format=%(refname)", prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, ref := range strings.Fields(refs) {
+		data, err := ReadFile(ctx, dir, ref, name)
+		if err != nil {
+			continue
+		}
+		out[strings.TrimPrefix(ref, prefix)] = data
+	}
+	return out, nil
+}
+
+// FetchRef fetches ref of remote into the same name here.
+func FetchRef(ctx context.Context, dir, remote, ref string) error {
+	_, err := gitRun(ctx, dir, nil, "fetch", "--quiet", "--no-tags", remote, "+"+ref+":"+ref)
+	return err
+}

@@ -256,3 +256,28 @@ func TestSync_identicalIsNoConflict(t *testing.T) {
 		t.Errorf("got %v, want a conflict on the differing record only", err)
 	}
 }
+
+// A file pushed to a ref of the remote (a Slurm batch) is read back by
+// another clone; pushing again replaces it.
+func TestPushFile_FetchFiles(t *testing.T) {
+	module, bare, _, _ := remoteAndClones(t, 0)
+	ctx := context.Background()
+	if err := PushFile(ctx, module, bare, "refs/rigor/batches/b1", "batch.json", []byte(`{"id": "b1"}`+"\n"), "job <job@example.com>"); err != nil {
+		t.Fatal(err)
+	}
+	if err := PushFile(ctx, module, bare, "refs/rigor/batches/b2", "batch.json", []byte(`{"id": "b2"}`+"\n"), ""); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	gitCLI(t, module, "clone", "-q", bare, other)
+	got, err := FetchFiles(ctx, other, "origin", "refs/rigor/batches/", "batch.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got["b1"]) != `{"id": "b1"}` || string(got["b2"]) != `{"id": "b2"}` {
+		t.Errorf("FetchFiles = %q, want b1 and b2", got)
+	}
+	if status := gitCLI(t, module, "status", "--porcelain"); status != "" {
+		t.Errorf("PushFile touched the working tree or index: %s", status)
+	}
+}

@@ -18,20 +18,26 @@
 //     submitted; [Client.Submit] submits.
 //
 //  4. A [Batch] in the module's .rigor/slurm/ directory tracks the
-//     submission: the commit the jobs run, the tasks, the job id, and what
-//     each task reported ([TaskResult]).
+//     submission: the commit the jobs run, the tasks and their rounds, the
+//     job id, and what each task reported ([TaskResult]). It is pushed to
+//     refs/rigor/batches/<id> of the remote too ([FetchBatches] brings it
+//     to other clones), and the job script carries it: the nodes share no
+//     storage with the submitting side.
 //
 //  5. [Client.Jobs] reads the jobs' states (scontrol, sacct for jobs
 //     scontrol has forgotten) and [Client.Cancel] cancels them.
 //
 //  6. [Submit] does steps 3 and 4 for rigor run --slurm, after checking
-//     that the jobs can clone what is committed and push their records.
+//     that what the jobs run is committed, and pushes that commit to
+//     refs/rigor/submit/<id> of the remote.
 //
-//  7. [NodeTask] is a job on its node (rigor jobs task): clone the module
-//     at the batch's commit, run the point there, publish the record to
-//     the batch's results branch ([gitrepo.Publish]).
+//  7. [NodeTask] is a job on its node (rigor jobs task): fetch the module
+//     from the remote at the batch's commit, run the point there, stamp the
+//     record (invocation, round, order, Slurm job), publish it to the
+//     batch's results branch ([gitrepo.Publish]).
 //
-//  8. [Refresh] reads every task's state for rigor jobs and records the
+//  8. [Refresh] reads every task's state for rigor jobs (Slurm, and the
+//     records on the results branch) and records, commits and pushes the
 //     tasks whose job ended without a record of its own.
 //
 // internal/cli keeps the flags and the rendering; gathering the results

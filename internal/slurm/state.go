@@ -1,11 +1,13 @@
 package slurm
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/logtail"
 	"github.com/rigorbench/rigor/internal/results"
 	"os"
@@ -155,6 +157,40 @@ func ParseBatch(data []byte) (*Batch, error) {
 		return nil, errors.New("reading the batch: it has no id or no tasks")
 	}
 	return &b, nil
+}
+
+// BatchRefPrefix is where a submission keeps its batch on the remote:
+// refs/rigor/batches/<id>, a commit holding batch.json.
+const BatchRefPrefix = "refs/rigor/batches/"
+
+// FetchBatches brings the batches submitted from other clones of the
+// module (BatchRefPrefix of remote) into this one's StateDir, with the
+// commit each ran, so that rigor jobs shows them here too. It returns the
+// ids it added.
+func FetchBatches(ctx context.Context, root, remote string) ([]string, error) {
+	files, err := gitrepo.FetchFiles(ctx, root, remote, BatchRefPrefix, "batch.json")
+	if err != nil {
+		return nil, err
+	}
+	var added []string
+	for id, data := range files {
+		if _, err := os.Stat(filepath.Join(BatchDir(root, id), "batch.json")); err == nil {
+			continue
+		}
+		b, err := ParseBatch(data)
+		if err != nil || b.ID != id {
+			continue
+		}
+		if err := gitrepo.FetchRef(ctx, root, remote, b.SubmitRef()); err != nil {
+			return added, err
+		}
+		if err := b.Create(root); err != nil {
+			return added, err
+		}
+		added = append(added, id)
+	}
+	sort.Strings(added)
+	return added, nil
 }
 
 // Batches returns the module's batches, oldest first. A directory whose

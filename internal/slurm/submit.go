@@ -61,6 +61,8 @@ type Submitted struct {
 	// Estimate is sbatch --test-only's answer; RemoteName the git remote
 	// the records go to.
 	Estimate, RemoteName string
+	// Warning is what went wrong without stopping the submission.
+	Warning string
 }
 
 // Submit checks that the jobs can clone what is committed and push their
@@ -149,7 +151,16 @@ func Submit(ctx context.Context, o SubmitOptions) (*Submitted, error) {
 	if err := b.Save(); err != nil {
 		return nil, fmt.Errorf("the jobs are submitted (Slurm job %s) but their batch was not saved: %w", id, err)
 	}
-	return &Submitted{Batch: b, Estimate: estimate, RemoteName: m.remote}, nil
+	sub := &Submitted{Batch: b, Estimate: estimate, RemoteName: m.remote}
+	// The batch on the remote too, so that rigor jobs works from any
+	// clone.
+	if data, err := json.MarshalIndent(b, "", "  "); err == nil {
+		err = gitrepo.PushFile(ctx, o.Root, m.url, BatchRefPrefix+b.ID, "batch.json", append(data, '\n'), m.author)
+		if err != nil {
+			sub.Warning = fmt.Sprintf("the batch was not pushed to %s (%v): 'rigor jobs' shows it from this clone only", BatchRefPrefix+b.ID, err)
+		}
+	}
+	return sub, nil
 }
 
 // module is what the jobs need of the module's git repository.
