@@ -69,7 +69,13 @@ func (c *bisectCmd) Run(e *env) error {
 	}
 	// The engine's kind first: an experiment that cannot be bisected is
 	// refused as such, locked or not.
-	if _, fx, _, err := e.findOne(c.ID); err == nil && !c.Log {
+	// A package that does not load is reported here, once: loading it
+	// again below would print its errors twice.
+	_, fx, _, err := e.findOne(c.ID)
+	if err != nil {
+		return err
+	}
+	if !c.Log {
 		if src := fx.Spec.Engine.Source; src.Kind() != "git" {
 			return withHint(fmt.Errorf("%s: rigor bisect walks the git history of an engine it builds, and this engine comes from %s", fx.ID, describeSource(src)),
 				"bisect an experiment whose engine.source is git (llama.cpp, ik_llama.cpp); for two npm versions, lock each in an experiment and compare them with 'rigor run A B --rounds 5' and 'rigor diff A B'")
