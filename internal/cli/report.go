@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	reportsite "github.com/rigorbench/rigor/internal/report"
 	"github.com/rigorbench/rigor/internal/results"
@@ -50,6 +53,9 @@ func (c *reportCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if len(c.Patterns) == 0 {
+		return c.runAll(e, store)
+	}
 	runs, warnings, err := loadMatching(store, c.Patterns)
 	if err != nil {
 		return withHint(err, "patterns are experiment ids, directories or globs such as 'qwen/*'")
@@ -82,6 +88,98 @@ func (c *reportCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	return c.write(e, site)
+}
+
+// runAll reports every recorded experiment, incrementally: the index says
+// which records each experiment has and their stats, and an experiment
+// whose records are those the earlier report in the same directory was
+// built from (by this very rigor binary) keeps its pages; only the others
+// are read, a few experiments at a time, and built (issue 30).
+func (c *reportCmd) runAll(e *env, store *results.Store) error {
+	sums, warnings, err := store.Summaries(results.Filter{})
+	if err != nil {
+		return err
+	}
+	e.warn(warnings)
+	if len(sums) == 0 {
+		return withHint(fmt.Errorf("no recorded runs in %s/", results.Dir), "'rigor run ID' records a run; 'rigor import FILE' imports results kept elsewhere")
+	}
+	type exp struct {
+		paths []string
+		stats []string
+	}
+	byExp := map[string]*exp{}
+	for _, x := range sums {
+		g := byExp[x.Experiment]
+		if g == nil {
+			g = &exp{}
+			byExp[x.Experiment] = g
+		}
+		g.paths = append(g.paths, x.Path)
+		g.stats = append(g.stats, x.Path+" "+x.StatKey())
+	}
+	var mu sync.Mutex
+	var loadWarnings []error
+	groups := make([]reportsite.Group, 0, len(byExp))
+	for id, g := range byExp {
+		groups = append(groups, reportsite.Group{ID: id, Key: groupKey(g.stats), Runs: len(g.paths), Load: func() ([]*results.Run, error) {
+			runs, warnings := store.LoadFiles(g.paths)
+			mu.Lock()
+			loadWarnings = append(loadWarnings, warnings...)
+			mu.Unlock()
+			return runs, nil
+		}})
+	}
+	format := reportFormat()
+	orders := bisectOrders(store.Dir)
+	for i := range groups {
+		// A bisect's commit order draws the experiment's view over commits.
+		if o := orders[groups[i].ID]; len(o) > 0 && groups[i].Key != "" {
+			groups[i].Key += " " + strings.Join(o, ",")
+		}
+	}
+	site, err := reportsite.BuildGroups(groups, reportsite.ReadCache(c.Output, format), reportsite.Options{Title: c.Title, Version: Version, Format: format, CommitOrder: orders})
+	e.warn(loadWarnings)
+	if err != nil {
+		return err
+	}
+	return c.write(e, site)
+}
+
+// groupKey is an experiment's key for the report's cache: its record
+// files and their stats, "" when one changed too recently to be told
+// from a later change (always built then).
+func groupKey(stats []string) string {
+	slices.Sort(stats)
+	h := sha256.New()
+	for _, s := range stats {
+		if strings.HasSuffix(s, " ") {
+			return ""
+		}
+		h.Write([]byte(s + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// reportFormat names this rigor binary for the report's cache: its
+// version and its executable's size and modification time, so that pages are never kept from a
+// report of another build of rigor. "" (no cache) when the executable
+// cannot be found.
+func reportFormat() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %d %d", Version, fi.Size(), fi.ModTime().UnixNano())
+}
+
+// write writes the site into -o and says what it holds.
+func (c *reportCmd) write(e *env, site *reportsite.Site) error {
 	if err := site.Write(c.Output); err != nil {
 		var de *reportsite.DirError
 		if errors.As(err, &de) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -189,5 +190,80 @@ func TestReport_unchangedWritesNothing(t *testing.T) {
 				}
 			}()
 		}
+	}
+}
+
+// TestReport_incremental: the full report reads only the records of the
+// experiments that changed since the earlier report in the same directory
+// (counts, not times): none when nothing changed, one experiment's when a
+// run was added to it; the other experiments' pages are not written
+// again, and the new run's experiment page is (issue 30).
+func TestReport_incremental(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cue.mod"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cue.mod", "module.cue"), []byte("module: \"example.com/s@v0\"\nlanguage: version: \"v0.17.0\"\n"), 0o644)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 8 {
+		writeRuns(t, dir, fmt.Sprintf("lab/e%d", i), 10, t0.Add(time.Duration(i)*time.Second), 100*i)
+	}
+	// The index trusts a record's stat only once it is older than its racy
+	// window (2 s): until then the experiment is built every time.
+	time.Sleep(2100 * time.Millisecond)
+	site := filepath.Join(dir, "site")
+	report := func() (records int64, out string) {
+		r0 := results.Reads()
+		stdout, stderr, code := runCLI(t, "-C", dir, "report", "-o", site)
+		if code != 0 {
+			t.Fatalf("report: exit %d\n%s%s", code, stdout, stderr)
+		}
+		return results.Reads().Records - r0.Records, stdout
+	}
+	ino := func(rel string) uint64 {
+		fi, err := os.Stat(filepath.Join(site, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	first, out1 := report()
+	if first < 80 {
+		t.Fatalf("the first report read %d records, want all 80", first)
+	}
+	e0, e5 := ino("experiments/lab/e0.html"), ino("experiments/lab/e5.html")
+	second, out2 := report()
+	if second != 0 || out2 != out1 {
+		t.Errorf("a report of an unchanged store read %d records (want 0) and said %q (the first: %q)", second, out2, out1)
+	}
+	// One run more in lab/e5.
+	writeRuns(t, dir, "lab/e5", 1, t0.Add(time.Hour), 900)
+	time.Sleep(2100 * time.Millisecond)
+	third, out3 := report()
+	// The new record is read once by the index (to summarize it) and
+	// once with lab/e5's other 10 to build its pages.
+	if third != 12 {
+		t.Errorf("after a run was added to lab/e5 the report read %d records, want 12: the new one for the index, then lab/e5's 11", third)
+	}
+	if !strings.Contains(out3, "(81 runs)") {
+		t.Errorf("the report says %q, want 81 runs", out3)
+	}
+	if ino("experiments/lab/e0.html") != e0 {
+		t.Errorf("lab/e0's page was written again though its runs did not change")
+	}
+	if ino("experiments/lab/e5.html") == e5 {
+		t.Errorf("lab/e5's page was not written again though it has a new run")
+	}
+	page, _ := os.ReadFile(filepath.Join(site, "experiments", "lab", "e5.html"))
+	if !strings.Contains(string(page), "20260101T010000Z") && !strings.Contains(string(page), "2026-01-01 01:00") {
+		t.Errorf("lab/e5's page does not show the new run")
+	}
+	// A page deleted by hand is built again, not trusted to the cache.
+	os.Remove(filepath.Join(site, "experiments", "lab", "e0.html"))
+	if n, _ := report(); n != 10 {
+		t.Errorf("with lab/e0's page deleted the report read %d records, want its 10", n)
+	}
+	if _, err := os.Stat(filepath.Join(site, "experiments", "lab", "e0.html")); err != nil {
+		t.Errorf("lab/e0's page was not written again: %v", err)
 	}
 }

@@ -27,6 +27,10 @@ type Options struct {
 	// view over commits then draws the figure along that axis instead of
 	// the order the commits were first run in.
 	CommitOrder map[string][]string
+	// Format names the rigor that builds the pages, for [BuildGroups]'
+	// cache: pages built by another Format are built again. "" keeps no
+	// cache.
+	Format string
 }
 
 // Page is one file of a site.
@@ -36,6 +40,9 @@ type Page struct {
 	Path  string
 	Title string
 	HTML  []byte
+	// Keep is a page of an earlier report in the same directory, left as
+	// it is ([BuildGroups]); HTML is nil.
+	Keep bool
 }
 
 // Site is a built report: its pages, the index first.
@@ -45,6 +52,9 @@ type Site struct {
 	Experiments, Sweeps, Diffs int
 	// Runs counts the records the site was built from.
 	Runs int
+	// Kept counts the experiments whose pages an earlier report wrote
+	// and this one kept as they were ([BuildGroups]).
+	Kept int
 }
 
 // maxMetrics is how many metrics an experiment or sweep page plots and

@@ -60,6 +60,9 @@ func (s *Site) writeNew(dir string) error {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	for _, p := range s.Pages {
+		if p.Keep {
+			return &DirError{Dir: dir, Reason: "does not hold the earlier report whose pages this one keeps"}
+		}
 		f := filepath.Join(tmp, filepath.FromSlash(p.Path))
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 			return fmt.Errorf("writing report: %w", err)
@@ -109,6 +112,11 @@ func (s *Site) writeOver(dir string) error {
 			return &FileError{Path: filepath.Join(dir, filepath.FromSlash(p)), Dir: dir}
 		}
 	}
+	for _, p := range s.Pages {
+		if m, ok := onDisk[p.Path]; p.Keep && (!ok || !m.IsRegular() || !wrote[p.Path]) {
+			return &DirError{Dir: dir, Reason: fmt.Sprintf("no longer holds %s, which this report keeps from the earlier one", p.Path)}
+		}
+	}
 	// The manifest lists both reports' files until the old ones are gone,
 	// so that a report cut short is still replaced whole by the next.
 	// A page whose file already holds the same bytes is not written
@@ -120,6 +128,9 @@ func (s *Site) writeOver(dir string) error {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	for _, p := range s.Pages {
+		if p.Keep {
+			continue
+		}
 		f := filepath.Join(dir, filepath.FromSlash(p.Path))
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 			return fmt.Errorf("writing report: %w", err)

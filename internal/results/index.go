@@ -44,6 +44,14 @@ type fileKey struct {
 	Ino   uint64 `json:"ino,omitempty"`
 }
 
+// String is the key as text for [Summary.StatKey]: "" when recent.
+func (k fileKey) String(now time.Time) string {
+	if k.recent(now) {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d.%d.%d", k.Size, k.Mtime, k.Ctime, k.Ino)
+}
+
 // recent reports whether the file changed within racyWindow of now.
 func (k fileKey) recent(now time.Time) bool {
 	limit := now.Add(-racyWindow).UnixNano()
@@ -337,6 +345,7 @@ func (s *Store) scanDir(dir string, now time.Time, detail bool) (dirs []string, 
 		}
 		if ent := olds[i]; ent != nil && ent.Key == key && ent.Summary != nil {
 			ent.Summary.Path = p
+			ent.Summary.stat = key.String(now)
 			seg.Records = append(seg.Records, *ent)
 			sums = append(sums, ent.Summary)
 			continue
@@ -350,6 +359,7 @@ func (s *Store) scanDir(dir string, now time.Time, detail bool) (dirs []string, 
 		}
 		sum := Summarize(r)
 		sum.Path = p
+		sum.stat = key.String(now)
 		sums = append(sums, sum)
 		// A record changed by hand while it was read keeps the stat
 		// taken before, which no longer matches: it is read again next

@@ -328,6 +328,15 @@ func (s *Store) ListDirs(dirs []string) ([]*Run, []error, error) {
 	return runs, warnings, nil
 }
 
+// LoadFiles loads the record files of the paths (as [Summary.Path] gives
+// them), in start order; a record that cannot be loaded is left out and
+// returned among the warnings.
+func (s *Store) LoadFiles(paths []string) ([]*Run, []error) {
+	runs, warnings := loadAll(paths)
+	SortRuns(runs)
+	return runs, warnings
+}
+
 func filterRuns(runs []*Run, f Filter) []*Run {
 	if f.Experiment == "" && f.Point == "" {
 		return runs

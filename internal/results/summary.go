@@ -46,7 +46,16 @@ type Summary struct {
 
 	// Path is the record file; set when listed, never stored.
 	Path string `json:"-"`
+	// stat is the record file's stat when listed, "" when it changed
+	// within the index's racy window (see [Summary.StatKey]).
+	stat string
 }
+
+// StatKey is the record file's stat (size, modification and change times,
+// inode) when it was listed by [Store.Summaries], or "" when the file
+// changed too recently for its stat to tell a later change from this
+// one. Equal keys mean an unchanged record, as the index trusts them.
+func (x *Summary) StatKey() string { return x.stat }
 
 // Detail is what a run's history (rigor log) needs of its record beyond
 // the [Summary], so that the history is built from the index: timing,
