@@ -297,7 +297,7 @@ func hintsOf(err error) []string {
 	}
 	var mi *spec.MalformedIDError
 	if errors.As(err, &mi) {
-		hints = append(hints, "ids are <directory under experiments/>/<field name>, e.g. minimax-m27-b70/baseline, or a point: minimax-m27-b70/ubSweep[ub=16]; 'rigor list' shows them")
+		hints = append(hints, "ids are <directory under experiments/>/<field name>, e.g. example/smoke, or a point: example/smokeBatch[b=16]; 'rigor list' shows them")
 	}
 	if errors.Is(err, spec.ErrNoModule) {
 		hints = append(hints, "run rigor inside a module (a directory with cue.mod/), pass -C DIR, or create one with 'rigor init'")

@@ -51,7 +51,7 @@ func (c *logCmd) Run(e *env) error {
 		return err
 	}
 	if _, kind, _ := results.ParseRef(c.ID); kind != results.RefExperiment && kind != results.RefPoint {
-		return withHint(fmt.Errorf("%q is not an experiment or point id", c.ID), "rigor log takes an experiment id such as minimax-m27-b70/baseline; 'rigor results' lists run ids and files")
+		return withHint(fmt.Errorf("%q is not an experiment or point id", c.ID), "rigor log takes an experiment id such as example/smoke; 'rigor results' lists run ids and files")
 	}
 	sums, runs, err := c.history(e, store)
 	if err != nil {

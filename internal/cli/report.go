@@ -58,12 +58,12 @@ func (c *reportCmd) Run(e *env) error {
 	}
 	runs, warnings, err := loadMatching(store, c.Patterns)
 	if err != nil {
-		return withHint(err, "patterns are experiment ids, directories or globs such as 'qwen/*'")
+		return withHint(err, "patterns are experiment ids, directories or globs such as 'example/smoke*'")
 	}
 	e.warn(warnings)
 	selected, missing, err := reportsite.Match(runs, c.Patterns)
 	if err != nil {
-		return withHint(err, "patterns are experiment ids, directories or globs such as 'qwen/*'")
+		return withHint(err, "patterns are experiment ids, directories or globs such as 'example/smoke*'")
 	}
 	if len(runs) == 0 || len(missing) > 0 {
 		// Only now is the whole store's index read: for the ids to
@@ -324,7 +324,7 @@ func noRecordedMatch(missing []string, experiments []string) error {
 			hints = append(hints, "did you mean "+best+"?")
 		}
 	}
-	hints = append(hints, "'rigor results' lists the recorded runs; patterns are experiment ids, directories or globs such as 'qwen/*'")
+	hints = append(hints, "'rigor results' lists the recorded runs; patterns are experiment ids, directories or globs such as 'example/smoke*'")
 	return withHint(err, hints...)
 }
 
