@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"strings"
 
@@ -201,6 +202,9 @@ func (e *env) lockedExperimentStale(id string, points, missingOK bool) (*spec.Se
 // printJSON writes v to stdout as indented JSON, without HTML escaping (a
 // constraint reads >=32, not \u003e=32).
 func (e *env) printJSON(v any) error {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.IsNil() {
+		v = []struct{}{} // an empty list is [] to a JSON reader, never null
+	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
