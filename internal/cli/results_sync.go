@@ -61,7 +61,7 @@ func (c *resultsSyncCmd) Run(e *env) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	synced, err := gitrepo.Sync(ctx, root, gitrepo.SyncOptions{Remote: remote, Check: results.SyncCheck(ctx, ids)})
+	synced, err := gitrepo.Sync(ctx, root, gitrepo.SyncOptions{Remote: remote, Check: results.SyncCheck(ctx, ids), Author: e.cfg().GitAuthor})
 	report := func() {
 		added := 0
 		for _, s := range synced {

@@ -52,6 +52,29 @@ func gitRun(ctx context.Context, dir string, env []string, args ...string) (stri
 	return strings.TrimSpace(stdout.String()), nil
 }
 
+// identityEnv returns the environment that gives the git CLI's commits
+// an author: author ("Name <email>") when set; else none when git has an
+// identity of its own (config, EMAIL, GIT_AUTHOR_*), which `git var`
+// says; else [DefaultAuthor], as [Repo.Commit] does. Without it a
+// machine with no git identity (a fresh Slurm node, a newcomer's first
+// clone) fails every commit with git's "Author identity unknown".
+func identityEnv(ctx context.Context, dir, author string) ([]string, error) {
+	if author == "" {
+		_, errA := gitRun(ctx, dir, nil, "var", "GIT_AUTHOR_IDENT")
+		_, errC := gitRun(ctx, dir, nil, "var", "GIT_COMMITTER_IDENT")
+		if errA == nil && errC == nil {
+			return nil, nil
+		}
+		author = DefaultAuthor
+	}
+	sig, ok := parseAuthor(author)
+	if !ok {
+		return nil, fmt.Errorf("author %q: want \"Name <email>\"", author)
+	}
+	return []string{"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email,
+		"GIT_COMMITTER_NAME=" + sig.Name, "GIT_COMMITTER_EMAIL=" + sig.Email}, nil
+}
+
 // GitError is a git command that failed, with what git said.
 type GitError struct {
 	Args []string
@@ -102,14 +125,9 @@ func Publish(ctx context.Context, dir string, opts PublishOptions) (string, erro
 	if attempts <= 0 {
 		attempts = 30
 	}
-	var env []string
-	if opts.Author != "" {
-		sig, ok := parseAuthor(opts.Author)
-		if !ok {
-			return "", fmt.Errorf("author %q: want \"Name <email>\"", opts.Author)
-		}
-		env = []string{"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email,
-			"GIT_COMMITTER_NAME=" + sig.Name, "GIT_COMMITTER_EMAIL=" + sig.Email}
+	env, err := identityEnv(ctx, dir, opts.Author)
+	if err != nil {
+		return "", fmt.Errorf("publishing to %s: %w", opts.Branch, err)
 	}
 	// A private index, so the clone's own stays as it was (in the git
 	// directory, wherever that is: a worktree's .git is a file).
@@ -215,6 +233,9 @@ type SyncOptions struct {
 	// every branch when Check is nil: what a branch may bring is the
 	// caller's to say (internal/results).
 	Check func(files []AddedFile) []Refused
+	// Author is the author of the merge commits, "Name <email>"; "" takes
+	// git's own identity, else [DefaultAuthor] (as [Publish]).
+	Author string
 }
 
 // AddedFile is a file a results branch adds.
@@ -343,12 +364,16 @@ func Sync(ctx context.Context, root string, opts SyncOptions) ([]Synced, error) 
 		}
 		out[i].Added = kept
 	}
+	env, err := identityEnv(ctx, root, opts.Author)
+	if err != nil {
+		return out, err
+	}
 	for _, s := range out {
 		if !s.merge {
 			continue // already merged
 		}
 		msg := "rigor results sync: merge " + s.Branch
-		if _, err := gitRun(ctx, root, nil, "merge", "--quiet", "--no-edit", "-m", msg, s.Commit); err != nil {
+		if _, err := gitRun(ctx, root, env, "merge", "--quiet", "--no-edit", "-m", msg, s.Commit); err != nil {
 			gitRun(ctx, root, nil, "merge", "--abort")
 			return out, fmt.Errorf("merging %s: %w", s.Branch, err)
 		}
@@ -510,10 +535,9 @@ func PushFile(ctx context.Context, dir, remote, ref, name string, data []byte, a
 	if err != nil {
 		return fmt.Errorf("git mktree: %w", err)
 	}
-	var env []string
-	if sig, ok := parseAuthor(author); ok {
-		env = []string{"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email,
-			"GIT_COMMITTER_NAME=" + sig.Name, "GIT_COMMITTER_EMAIL=" + sig.Email}
+	env, err := identityEnv(ctx, dir, author)
+	if err != nil {
+		return err
 	}
 	commit, err := gitRun(ctx, dir, env, "commit-tree", strings.TrimSpace(string(out)), "-m", name)
 	if err != nil {

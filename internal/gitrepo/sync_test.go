@@ -268,6 +268,10 @@ func TestPushFile_FetchFiles(t *testing.T) {
 	if err := PushFile(ctx, module, bare, "refs/rigor/batches/b2", "batch.json", []byte(`{"id": "b2"}`+"\n"), ""); err != nil {
 		t.Fatal(err)
 	}
+	// With no author and no git identity on the machine, the default.
+	if who := strings.TrimSpace(gitCLI(t, bare, "log", "-1", "--format=%an <%ae>", "refs/rigor/batches/b2")); who != DefaultAuthor {
+		t.Errorf("b2's author = %q, want %q", who, DefaultAuthor)
+	}
 	other := filepath.Join(t.TempDir(), "other")
 	gitCLI(t, module, "clone", "-q", bare, other)
 	got, err := FetchFiles(ctx, other, "origin", "refs/rigor/batches/", "batch.json")
