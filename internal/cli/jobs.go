@@ -242,8 +242,12 @@ func (c *jobsCancelCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	all, errs := slurm.Batches(root)
-	e.warn(errs)
+	// The batches of other clones come from the remote, as 'rigor jobs'
+	// reads them: a batch submitted elsewhere is cancelled from here.
+	all, err := selectBatches(e, root, nil)
+	if err != nil {
+		return err
+	}
 	var ids []string
 	for _, a := range c.Jobs {
 		b := findBatch(all, a)
