@@ -108,8 +108,14 @@ func (c *reportCmd) runAll(e *env, store *results.Store) error {
 	type exp struct {
 		paths []string
 		stats []string
+		sums  []*results.Summary
 	}
 	byExp := map[string]*exp{}
+	// A speed-vs-quality view draws the experiments of its package
+	// measured against the same baseline (vet keeps a baseline in its
+	// package): their latest ok runs are its peers, their stats its
+	// PeersKey.
+	byPkg := map[string][]string{}
 	for _, x := range sums {
 		g := byExp[x.Experiment]
 		if g == nil {
@@ -118,6 +124,12 @@ func (c *reportCmd) runAll(e *env, store *results.Store) error {
 		}
 		g.paths = append(g.paths, x.Path)
 		g.stats = append(g.stats, x.Path+" "+x.StatKey())
+		g.sums = append(g.sums, x)
+		byPkg[path.Dir(x.Experiment)] = append(byPkg[path.Dir(x.Experiment)], x.Path+" "+x.StatKey())
+	}
+	pkgKeys := map[string]string{}
+	for pkg, stats := range byPkg {
+		pkgKeys[pkg] = groupKey(stats)
 	}
 	var mu sync.Mutex
 	var loadWarnings []error
@@ -125,6 +137,20 @@ func (c *reportCmd) runAll(e *env, store *results.Store) error {
 	for id, g := range byExp {
 		groups = append(groups, reportsite.Group{ID: id, Key: groupKey(g.stats), Runs: len(g.paths), Load: func() ([]*results.Run, error) {
 			runs, warnings := store.LoadFiles(g.paths)
+			mu.Lock()
+			loadWarnings = append(loadWarnings, warnings...)
+			mu.Unlock()
+			return runs, nil
+		}, PeersKey: pkgKeys[path.Dir(id)], Peers: func() ([]*results.Run, error) {
+			var paths []string
+			for other, o := range byExp {
+				if other != id && path.Dir(other) == path.Dir(id) {
+					for _, x := range results.LatestSummaries(o.sums) {
+						paths = append(paths, x.Path)
+					}
+				}
+			}
+			runs, warnings := store.LoadFiles(paths)
 			mu.Lock()
 			loadWarnings = append(loadWarnings, warnings...)
 			mu.Unlock()

@@ -29,8 +29,8 @@ type SpeedQuality struct {
 	Unit   string
 	// Points are ordered by mean KLD, then by speed, fastest first.
 	Points []QualityPoint
-	// Unmeasured counts the points of the experiment with no quality
-	// measured (a failed measurement, a run before quality.measure); Other
+	// Unmeasured counts the points of the experiment whose latest ok run
+	// measured no quality (a run before quality.measure); Other
 	// those measured on another corpus, ctx or baseline lock than the
 	// view's; NoSpeed those measured whose run has no Metric. None of
 	// them is drawn.
@@ -38,7 +38,7 @@ type SpeedQuality struct {
 }
 
 // QualityPoint is one point of a [SpeedQuality]: the latest ok run of a
-// point that measured quality, its speed and its quality.
+// point, which measured quality, its speed and its quality.
 type QualityPoint struct {
 	// Point is the point's id (the experiment id, with its swept values).
 	Point string
@@ -59,8 +59,8 @@ type QualityPoint struct {
 // latest ok run that measured quality. nil when no run of id measured
 // quality.
 func SpeedQualityOf(runs []*results.Run, id string) *SpeedQuality {
-	// The latest ok run with a measurement of each point; the points of
-	// id that have none.
+	// The latest ok run of each point (as diff takes it), and whether it
+	// measured quality.
 	latest := map[string]*results.Run{}
 	var order []string
 	ownPoints := map[string]bool{}
@@ -68,7 +68,7 @@ func SpeedQualityOf(runs []*results.Run, id string) *SpeedQuality {
 		if r.Experiment == id {
 			ownPoints[r.Point] = true
 		}
-		if r.Status != results.StatusOK || r.Quality == nil || r.Quality.Measured == nil {
+		if r.Status != results.StatusOK {
 			continue
 		}
 		prev, ok := latest[r.Point]
@@ -79,6 +79,8 @@ func SpeedQualityOf(runs []*results.Run, id string) *SpeedQuality {
 			latest[r.Point] = r
 		}
 	}
+	measured := func(r *results.Run) bool { return r != nil && r.Quality != nil && r.Quality.Measured != nil }
+	order = slices.DeleteFunc(order, func(p string) bool { return !measured(latest[p]) })
 	// The view's reference: the measurement of id's latest measured run.
 	var ref *results.Run
 	for _, p := range order {
@@ -92,7 +94,7 @@ func SpeedQualityOf(runs []*results.Run, id string) *SpeedQuality {
 	q0 := ref.Quality.Measured
 	sq := &SpeedQuality{Baseline: q0.Baseline, Corpus: q0.Corpus, Ctx: q0.Ctx, Tokens: q0.Tokens}
 	for p := range ownPoints {
-		if latest[p] == nil {
+		if !measured(latest[p]) {
 			sq.Unmeasured++
 		}
 	}

@@ -24,6 +24,15 @@ type Group struct {
 	Runs int
 	// Load reads its runs; called only when its pages are built.
 	Load func() ([]*results.Run, error)
+	// Peers reads the runs of the other experiments its speed-vs-quality
+	// view may draw (the latest ok run of each point of its package's
+	// experiments is enough); called only when its pages are built and
+	// its runs measured quality. nil: no peers.
+	Peers func() ([]*results.Run, error)
+	// PeersKey changes whenever one of the records Peers reads may have:
+	// the pages of an experiment with a speed-vs-quality view are kept
+	// only when it is the key they were built with.
+	PeersKey string
 }
 
 // cacheName is the file in a report's directory that says, per
@@ -42,6 +51,10 @@ type cachedExp struct {
 	Key   string   `json:"key"`
 	Row   indexRow `json:"row"`
 	Pages []string `json:"pages"`
+	// PeersKey is the group's PeersKey when its page has a
+	// speed-vs-quality view, which draws other experiments' runs.
+	PeersKey string `json:"peersKey,omitempty"`
+	Quality  bool   `json:"quality,omitempty"`
 }
 
 // Cache is what an earlier report in a directory kept of each experiment
@@ -115,8 +128,9 @@ func BuildGroups(groups []Group, prev *Cache, opts Options) (*Site, error) {
 	out := make([]built, len(groups))
 	var todo []int
 	for i, g := range groups {
-		if e, ok := prev.exps[g.ID]; ok && g.Key != "" && e.Key == g.Key {
+		if e, ok := prev.exps[g.ID]; ok && g.Key != "" && e.Key == g.Key && (!e.Quality || (g.PeersKey != "" && e.PeersKey == g.PeersKey)) {
 			out[i].row, out[i].kept = e.Row, true
+			out[i].row.quality = e.Quality
 			for _, p := range e.Pages {
 				out[i].pages = append(out[i].pages, Page{Path: p, Keep: true})
 			}
@@ -139,7 +153,14 @@ func BuildGroups(groups []Group, prev *Cache, opts Options) (*Site, error) {
 					out[i].err = err
 					continue
 				}
-				out[i].pages, out[i].row, out[i].err = buildExperiment(groups[i].ID, runs, opts)
+				var peers []*results.Run
+				if groups[i].Peers != nil && len(measuredRuns(runs)) > 0 {
+					if peers, err = groups[i].Peers(); err != nil {
+						out[i].err = err
+						continue
+					}
+				}
+				out[i].pages, out[i].row, out[i].err = buildExperiment(groups[i].ID, runs, peers, opts)
 			}
 		}()
 	}
@@ -172,7 +193,10 @@ func BuildGroups(groups []Group, prev *Cache, opts Options) (*Site, error) {
 			site.Diffs++
 		}
 		if g.Key != "" {
-			e := cachedExp{Key: g.Key, Row: b.row}
+			e := cachedExp{Key: g.Key, Row: b.row, Quality: b.row.quality}
+			if e.Quality {
+				e.PeersKey = g.PeersKey
+			}
 			for _, p := range b.pages {
 				e.Pages = append(e.Pages, p.Path)
 			}

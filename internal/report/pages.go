@@ -53,6 +53,9 @@ type indexRow struct {
 	LastDrift           string
 	DriftTitle          string
 	Better, Worse       int
+	// quality is set when the experiment's page has a speed-vs-quality
+	// view, which draws other experiments' runs ([Group.PeersKey]).
+	quality bool
 }
 
 type headlineCell struct {
@@ -82,6 +85,9 @@ type experimentPage struct {
 	// ByCommit is the view over engine commits, when there are two or
 	// more.
 	ByCommit *commitView
+	// Quality is the speed-vs-quality scatter and table, when the
+	// experiment measured quality (quality.measure).
+	Quality *qualityView
 }
 
 // commitView pools each engine commit's ok runs, point by point.

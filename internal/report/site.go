@@ -84,6 +84,9 @@ func Build(runs []*results.Run, opts Options) (*Site, error) {
 		byExp[r.Experiment] = append(byExp[r.Experiment], r)
 	}
 	slices.Sort(ids)
+	// Each point's latest ok run: each experiment's speed-vs-quality view
+	// draws those measured against its baseline.
+	measured := results.LatestPerPoint(runs)
 
 	type built struct {
 		pages []Page
@@ -98,7 +101,7 @@ func Build(runs []*results.Run, opts Options) (*Site, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i].pages, out[i].row, out[i].err = buildExperiment(ids[i], byExp[ids[i]], opts)
+				out[i].pages, out[i].row, out[i].err = buildExperiment(ids[i], byExp[ids[i]], measured, opts)
 			}
 		}()
 	}
@@ -144,8 +147,10 @@ func rel(from, to string) string {
 	return strings.Repeat("../", depth) + to
 }
 
-// buildExperiment makes the pages of one experiment and its index row.
-func buildExperiment(id string, runs []*results.Run, opts Options) ([]Page, indexRow, error) {
+// buildExperiment makes the pages of one experiment and its index row;
+// peers are other experiments' runs (those that measured quality are
+// enough), for its speed-vs-quality view.
+func buildExperiment(id string, runs, peers []*results.Run, opts Options) ([]Page, indexRow, error) {
 	results.SortRuns(runs)
 	vals := make([]results.Run, len(runs))
 	byID := make(map[string]*results.Run, len(runs))
@@ -208,6 +213,10 @@ func buildExperiment(id string, runs []*results.Run, opts Options) ([]Page, inde
 	if row.DiffHref != "" {
 		ep.DiffHref = rel(ep.Path, row.DiffHref)
 	}
+	if ep.Quality, err = newQualityView(id, runs, peers); err != nil {
+		return nil, row, err
+	}
+	row.quality = ep.Quality != nil
 	html, err := render("experiment.html", opts, ep.Title, rel(ep.Path, "index.html"), ep)
 	if err != nil {
 		return nil, row, err

@@ -615,6 +615,10 @@ func (s *Store) Imported(experiments ...string) (map[string]string, []error, err
 	return out, warnings, nil
 }
 
+// LatestSummaries is [LatestPerPoint] over summaries: each point's
+// latest ok summary, else its latest.
+func LatestSummaries(sums []*Summary) []*Summary { return latestSummaries(sums) }
+
 // latestSummaries is [LatestPerPoint] over summaries.
 func latestSummaries(sums []*Summary) []*Summary {
 	return latestPer(sums, func(r *Summary) (string, time.Time, string, string) { return r.Point, r.Start, r.ID, r.Status })
