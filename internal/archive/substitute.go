@@ -67,3 +67,38 @@ func (s *Substituter) Substituted(kind, key string) bool {
 	defer s.mu.Unlock()
 	return s.got[Tag(kind, key)]
 }
+
+// SubstituteModel brings the archived model file of sha256 sha to dest
+// (a run.ModelSubstituter): false when the archive does not hold it, or
+// cannot be reached or logged in to (warned about through Warn); bytes
+// that do not hash to sha are refused, naming the artifact.
+func (s *Substituter) SubstituteModel(ctx context.Context, what, sha string, size int64, dest string) (bool, error) {
+	ok, err := s.A.HasArtifact(ctx, ModelTag(sha))
+	if err == nil && ok {
+		if s.Fetching != nil {
+			s.Fetching("model", what)
+		}
+		err = s.A.FetchModelFile(ctx, what, sha, size, dest, nil)
+	} else if err == nil {
+		return false, nil
+	}
+	if errors.Is(err, ErrNotArchived) {
+		return false, nil
+	}
+	if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrUnauthorized) {
+		if s.Warn != nil {
+			s.Warn(fmt.Sprintf("the archive could not be used for model file %s: %v", what, err))
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	if s.got == nil {
+		s.got = map[string]bool{}
+	}
+	s.got[ModelTag(sha)] = true
+	s.mu.Unlock()
+	return true, nil
+}

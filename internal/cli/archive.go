@@ -18,6 +18,7 @@ import (
 	"github.com/rigorbench/rigor/internal/engine"
 	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/run"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -104,12 +105,21 @@ func (e *env) withArchive(ctx context.Context, offline bool, say func(string)) (
 		return ctx, nil
 	}
 	s := &archive.Substituter{A: a, TmpDir: e.cfg().Cache, Warn: func(m string) { say("warning: " + m) },
-		Fetching: func(kind, key string) { say(fmt.Sprintf("fetching %s %.12s from the archive %s", kind, key, a.Addr)) }}
+		Fetching: func(kind, key string) {
+			if kind == "model" {
+				say(fmt.Sprintf("fetching model file %s from the archive %s", key, a.Addr))
+				return
+			}
+			say(fmt.Sprintf("fetching %s %.12s from the archive %s", kind, key, a.Addr))
+		}}
 	if err := os.MkdirAll(s.TmpDir, 0o755); err != nil {
 		return ctx, err
 	}
 	return buildcache.WithSubstituter(ctx, s), nil
 }
+
+// The archive brings model files to a run too.
+var _ run.ModelSubstituter = (*archive.Substituter)(nil)
 
 // archiveItem is one input of a lock, as push, pull and check see it.
 type archiveItem struct {

@@ -191,6 +191,19 @@ func TestCompare_guard(t *testing.T) {
 	check("flags only", func(r *results.Run) {
 		r.Spec = json.RawMessage(`{"model":{"quant":"Q4_K_M"},"flags":{"ngl":50}}`)
 	})
+	// A rerun whose engine and model files came from the archive (or the
+	// cache) is the same run: where the bytes came from is no difference,
+	// in the guard or in the configuration diff (issue 26).
+	check("from the archive", func(r *results.Run) {
+		r.Engine.From = "archive"
+		r.Model.Files[0].From = "archive"
+	})
+	ra, rb := base(), base()
+	ra.Engine.From, ra.Model.Files[0].From = "upstream", "cache"
+	rb.Engine.From, rb.Model.Files[0].From = "archive", "archive"
+	if rep, err := Compare(Side{"a", []results.Run{ra}}, Side{"b", []results.Run{rb}}, Options{Strict: true}); err != nil || len(rep.Config) != 0 {
+		t.Errorf("from the archive: %v, config diff %v; want comparable with no changes", err, rep.Config)
+	}
 	// What the engine said of the binary that ran: another flavour or
 	// other CPU features is a difference; the devices and backends it
 	// names are not (the rig and the backend field say those).
@@ -219,7 +232,7 @@ func TestCompare_guard(t *testing.T) {
 	checkBuild("same build, other device name", mod(func(b *results.Build) { b.CPU = "AMD EPYC 9654"; b.SystemInfo = "x" }))
 	checkBuild("local build", mod(func(b *results.Build) { b.Flavour = "localBuild" }), "build")
 	checkBuild("other CPU features", mod(func(b *results.Build) { b.CPUFeatures = []string{"AVX512"} }), "build")
-	ra, rb := base(), base()
+	ra, rb = base(), base()
 	ra.Engine.Build = prebuilt()
 	rb.Engine.Build = &results.Build{Flavour: "localBuild", CPUFeatures: []string{"AVX512"}}
 	_, err := Compare(Side{"a", []results.Run{ra}}, Side{"b", []results.Run{rb}}, Options{Strict: true})

@@ -306,6 +306,14 @@ type File struct {
 	SHA256 string `json:"sha256,omitempty"`
 	// GGUF holds facts read from the file's header, when it is GGUF.
 	GGUF map[string]any `json:"gguf,omitempty"`
+	// From says where the file's bytes came from for this run, as
+	// Engine.From does for the engine: "cache" (the Hugging Face cache or
+	// rigor's held them already), "upstream" (a synthetic model written
+	// now from the recipe the lock holds, its source) or "archive"
+	// (rigor archive's copy, checked against the same sha256). Absent
+	// for a local file found at its path, and in records made before
+	// rigor said it; the comparability guard ignores it.
+	From string `json:"from,omitempty"`
 }
 
 // Process is one process as executed.

@@ -293,6 +293,12 @@ func (r *Runner) prepareModel(ctx context.Context, x *spec.Experiment, entry *lo
 	}
 	if m.Synthetic != nil {
 		r.say("checking the synthetic model")
+		// Written now from the recipe the lock holds (its source), or
+		// found in rigor's cache with the locked bytes.
+		from := FromUpstream
+		if _, err := os.Stat(lock.SyntheticPath(r.Cache, m.Synthetic.SHA256)); err == nil {
+			from = FromCache
+		}
 		path, warning, err := lock.EnsureSynthetic(ctx, r.Cache, x.ID, x.Spec.Model.Synthetic, m.Synthetic)
 		if err != nil {
 			return err
@@ -300,16 +306,18 @@ func (r *Runner) prepareModel(ctx context.Context, x *spec.Experiment, entry *lo
 		if warning != "" {
 			p.Warnings = append(p.Warnings, warning)
 			r.say("the cached synthetic model does not match the lock: writing it again")
+			from = FromUpstream
 		}
-		p.Model.Files = []results.File{{Path: filepath.Base(path), Size: m.Synthetic.Size, SHA256: m.Synthetic.SHA256, GGUF: m.Synthetic.GGUF}}
+		p.Model.Files = []results.File{{Path: filepath.Base(path), Size: m.Synthetic.Size, SHA256: m.Synthetic.SHA256, GGUF: m.Synthetic.GGUF, From: from}}
 		return nil
 	}
 	r.say("verifying %d model %s", len(m.Files), plural(len(m.Files), "file", "files"))
-	if _, err := lock.VerifyModel(ctx, lock.VerifyOptions{Root: r.Root, HFCache: r.HFCache, Cache: r.Cache}, x.ID, entry); err != nil {
+	from, err := r.verifyModel(ctx, x.ID, entry)
+	if err != nil {
 		return err
 	}
-	for _, f := range m.Files {
-		p.Model.Files = append(p.Model.Files, results.File{Path: f.Path, Size: f.Size, SHA256: f.SHA256, GGUF: f.GGUF})
+	for i, f := range m.Files {
+		p.Model.Files = append(p.Model.Files, results.File{Path: f.Path, Size: f.Size, SHA256: f.SHA256, GGUF: f.GGUF, From: from[i]})
 	}
 	return nil
 }
