@@ -29,8 +29,14 @@ import (
 // makes the engine do 15% more work per token). It asserts nothing about
 // the figures; it prints them. Opt in, as it takes many minutes:
 //
-//	RIGOR_BENCH_VERDICTS=30 [RIGOR_BENCH_FORMS=paired,invocations,invocations3,serve,power] \
+//	RIGOR_BENCH_VERDICTS=30 [RIGOR_BENCH_ENGINE=test|node] [RIGOR_BENCH_FORMS=paired,invocations,invocations3,serve,power] \
 //	  [RIGOR_BENCH_HOG=0] [RIGOR_BENCH_PN=512,128] [RIGOR_BENCH_K=5] go test ./testscripts -run TestBenchVerdicts -v -timeout 120m
+//
+// RIGOR_BENCH_ENGINE=node measures the same forms (all but power: the
+// engine has no knob that slows it by a known amount) on the quick
+// start's engine instead, node-llama-cpp 3.22.1 installed from npm, with
+// the quick start's tiny synthetic model (p32 n16 unless
+// RIGOR_BENCH_PN says otherwise).
 //
 // The forms, each its own pair of experiments (so one form's records are
 // never another's history), run interleaved, one diff of each per
@@ -55,10 +61,26 @@ func TestBenchVerdicts(t *testing.T) {
 	if n <= 0 {
 		t.Skip("set RIGOR_BENCH_VERDICTS=N to measure N diffs of each form")
 	}
-	if _, err := exec.LookPath("cmake"); err != nil {
-		t.Skip("cmake is not installed")
+	engine := cmp.Or(os.Getenv("RIGOR_BENCH_ENGINE"), "test")
+	switch engine {
+	case "test":
+		if _, err := exec.LookPath("cmake"); err != nil {
+			t.Skip("cmake is not installed")
+		}
+	case "node":
+		for _, tool := range []string{"node", "npm"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				t.Skipf("%s is not installed", tool)
+			}
+		}
+	default:
+		t.Fatalf("RIGOR_BENCH_ENGINE=%q: test or node", engine)
 	}
 	forms := []string{"paired", "invocations", "invocations3", "serve", "power"}
+	if engine == "node" {
+		// node-llama-cpp has no knob that slows it by a known amount.
+		forms = []string{"paired", "invocations", "invocations3", "serve"}
+	}
 	if f := os.Getenv("RIGOR_BENCH_FORMS"); f != "" {
 		forms = strings.Split(f, ",")
 	}
@@ -70,8 +92,12 @@ func TestBenchVerdicts(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building rigor: %v\n%s", err, out)
 	}
-	if _, err := testengine.Write(filepath.Join(work, "engine"), testengine.Options{}); err != nil {
-		t.Fatal(err)
+	if engine == "test" {
+		if _, err := testengine.Write(filepath.Join(work, "engine"), testengine.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	} else if slices.Contains(forms, "power") {
+		t.Fatal("RIGOR_BENCH_FORMS=power needs the test engine (RIGOR_TESTENGINE_SLOWER_PCT)")
 	}
 	mod := filepath.Join(work, "mod")
 	files := map[string]string{
@@ -107,11 +133,44 @@ pw_a: _bench
 pw_slow: _bench & {env: RIGOR_TESTENGINE_SLOWER_PCT: "15"}
 `,
 	}
-	// The workload: RIGOR_BENCH_PN="p,n" (default 64,32: a few
-	// milliseconds of work per repetition).
+	if engine == "node" {
+		// The quick start's engine and tiny model (experiments/quickstart):
+		// node-llama-cpp 3.22.1 from npm, one thread, CPU only.
+		files["experiments/v/v.cue"] = `package v
+
+import "github.com/rigorbench/rigor/schema"
+
+_cpu: schema.#Experiment & {
+	engine: {family: "node-llama-cpp", source: npm: "3.22.1"}
+	flags: {t: 1, ngl: 0}
+	model: synthetic: {arch: "llama", layers: 2, embd: 256, heads: 4, ff: 512, vocab: 512, ctx: 2048, type: "f16", seed: 0}
+}
+_bench: _cpu & {bench: {p: PP, n: NN, r: 5}}
+_serve: _cpu & {
+	serve: {port: 31791}
+	flags: {np: 4}
+	bench: {requests: 12, concurrency: 4, inputLen: 16, outputLen: 8}
+	timeoutSeconds: 120
+}
+pa_a: _bench
+pa_b: _bench
+in_a: _bench
+in_b: _bench
+i3_a: _bench
+i3_b: _bench
+sv_a: _serve
+sv_b: _serve
+`
+	}
+	// The workload: RIGOR_BENCH_PN="p,n" (default 64,32 on the test
+	// engine, a few milliseconds of work per repetition; 32,16 on
+	// node-llama-cpp, the quick start's).
 	pn := strings.Split(os.Getenv("RIGOR_BENCH_PN")+",", ",")
 	if pn[0] == "" {
 		pn = []string{"64", "32"}
+		if engine == "node" {
+			pn = []string{"32", "16"}
+		}
 	}
 	files["experiments/v/v.cue"] = strings.NewReplacer("PP", pn[0], "NN", pn[1]).Replace(files["experiments/v/v.cue"])
 	for name, body := range files {
@@ -123,6 +182,9 @@ pw_slow: _bench & {env: RIGOR_TESTENGINE_SLOWER_PCT: "15"}
 	}
 	env := append(os.Environ(), "HOME="+work, "XDG_CACHE_HOME="+filepath.Join(work, ".cache"),
 		"RIGOR_CACHE="+filepath.Join(work, ".cache", "rigor"), "CUE_CACHE_DIR="+filepath.Join(work, ".cache", "cue"), "NO_COLOR=1")
+	if os.Getenv("npm_config_cache") == "" && npmCache() != "" {
+		env = append(env, "npm_config_cache="+npmCache()) // npm's downloads, shared as the scripts share them
+	}
 	run := func(args ...string) []byte {
 		t.Helper()
 		cmd := exec.Command(args[0], args[1:]...)
@@ -141,7 +203,7 @@ pw_slow: _bench & {env: RIGOR_TESTENGINE_SLOWER_PCT: "15"}
 	run("git", "config", "user.email", "t@example.com")
 	run("git", "config", "user.name", "tester")
 	run("rigor", "lock", "v")
-	run("rigor", "build", "v/pa_a") // builds the engine once
+	run("rigor", "build", "v/pa_a") // builds (test) or installs (node) the engine once
 
 	// The hog: on and off at random while enabled.
 	var enabled atomic.Bool

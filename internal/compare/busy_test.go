@@ -142,6 +142,23 @@ var forms = []form{
 		a, b := simRounds(h, i, f, true)
 		return Side{"a", a}, Side{"b", b}, Options{}
 	}},
+	// The form of TestBenchVerdicts' "invocations": one run a side, each
+	// its own invocation, after 3 to 8 earlier one-run invocations of
+	// each side (the least history a test takes, and a growing one).
+	{"1 run from two invocations, with history", func(h *hogSim, i int, f float64) (Side, Side, Options) {
+		var hist []results.Run
+		t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+		for k := range 3 + i%6 {
+			for _, exp := range []string{"x/a", "x/b"} {
+				inv := fmt.Sprintf("h%d-%d-%s", i, k, exp)
+				hist = append(hist, simRun(h, inv, exp, inv, 0, t0.Add(time.Duration(k)*time.Hour), 100, false))
+			}
+		}
+		t1 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		a := simRun(h, "a", "x/a", fmt.Sprint("ia", i), 0, t1, 100, false)
+		b := simRun(h, "b", "x/b", fmt.Sprint("ib", i), 0, t1.Add(time.Minute), 100*f, false)
+		return Side{"a", []results.Run{a}}, Side{"b", []results.Run{b}}, Options{History: append(hist, a, b)}
+	}},
 }
 
 func invocationRuns(h *hogSim, i int, f float64) (a, b []results.Run) {
