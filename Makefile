@@ -56,7 +56,7 @@ tidy-check:
 golden:
 	RIGOR_UPDATE=1 $(GO) test -timeout $(TEST_TIMEOUT) ./testscripts/
 	$(GO) test -timeout $(TEST_TIMEOUT) ./internal/cli/ -run TestSeedPlans -update
-	$(GO) test -timeout $(TEST_TIMEOUT) ./internal/compare/ -update
+	$(GO) test -timeout $(TEST_TIMEOUT) ./internal/report/text/ -update
 
 lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...

@@ -18,6 +18,7 @@ import (
 	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/gitrepo"
 	reportsite "github.com/rigorbench/rigor/internal/report"
+	"github.com/rigorbench/rigor/internal/report/text"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/spec"
@@ -421,9 +422,9 @@ func (c *diffCmd) Run(e *env) error {
 	}
 	switch c.Format {
 	case "markdown":
-		err = compare.WriteMarkdown(e.stdout, rep)
+		err = text.WriteMarkdown(e.stdout, rep)
 	case "csv":
-		err = compare.WriteCSV(e.stdout, rep)
+		err = text.WriteCSV(e.stdout, rep)
 		// CSV holds the tables only: the notes and warnings go to stderr.
 		if rep.Untested != "" {
 			fmt.Fprintf(e.stderr, "rigor: note: %s\n", rep.Untested)
@@ -435,11 +436,11 @@ func (c *diffCmd) Run(e *env) error {
 			fmt.Fprintf(e.stderr, "rigor: warning: %v\n", w)
 		}
 	case "json":
-		err = compare.WriteJSON(e.stdout, rep)
+		err = text.WriteJSON(e.stdout, rep)
 	case "html":
 		err = reportsite.DiffPage(e.stdout, rep, reportsite.DiffOptions{Version: Version})
 	default:
-		err = compare.WriteTextOptions(e.stdout, rep, compare.TextOptions{Width: textWidth(e.stdout), Color: useColor(c.Color, e.stdout), Verbose: c.Verbose})
+		err = text.WriteTextOptions(e.stdout, rep, text.TextOptions{Width: textWidth(e.stdout), Color: useColor(c.Color, e.stdout), Verbose: c.Verbose})
 	}
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rigorbench/rigor/internal/compare"
 	reportsite "github.com/rigorbench/rigor/internal/report"
+	"github.com/rigorbench/rigor/internal/report/text"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -64,12 +65,12 @@ func (c *logCmd) Run(e *env) error {
 		return err
 	}
 	if c.JSON {
-		err = compare.WriteLogJSON(e.stdout, h)
+		err = text.WriteLogJSON(e.stdout, h)
 	} else {
 		if fit := fitWidth(e.stdout); fit > 0 && !c.Wide {
-			err = compare.WriteLogTextFit(e.stdout, h, fit)
+			err = text.WriteLogTextFit(e.stdout, h, fit)
 		} else {
-			err = compare.WriteLogText(e.stdout, h, textWidth(e.stdout))
+			err = text.WriteLogText(e.stdout, h, textWidth(e.stdout))
 		}
 	}
 	if err != nil || c.Plot == "" {

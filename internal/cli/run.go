@@ -18,6 +18,7 @@ import (
 	"github.com/rigorbench/rigor/internal/engine"
 	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/lock"
+	"github.com/rigorbench/rigor/internal/report/text"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/run"
@@ -559,7 +560,7 @@ func printSummary(e *env, runs []*results.Run) {
 			// ± is the 95% CI of the mean, the spread min–max apart;
 			// engine* metrics are the engine's own counters.
 			l := line{name: strings.TrimSpace(m.Name + " " + m.Test)}
-			l.value, l.spread = compare.RunLine(m)
+			l.value, l.spread = text.RunLine(m)
 			if l.spread != "" {
 				l.spread = "  " + l.spread
 			}
@@ -636,6 +637,6 @@ func compareWithPrevious(e *env, store *results.Store, previous []*results.Run, 
 			continue
 		}
 		fmt.Fprintf(e.stdout, "\n%s against its previous run %s (%s):\n", cur.Point, last.ID, last.Start.Format("2006-01-02 15:04"))
-		compare.WriteText(e.stdout, rep, 100)
+		text.WriteText(e.stdout, rep, 100)
 	}
 }

@@ -3,7 +3,6 @@ package compare
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
@@ -48,18 +47,14 @@ func reportCPU(b *testing.B, start time.Duration, ok bool) {
 	}
 }
 
-// BenchmarkCompare10000 compares two sides of 5000 runs each: 100 points ×
+// BenchmarkCompare10000 compares, without rendering, two sides of 5000 runs each: 100 points ×
 // 50 runs a side, 150 samples per metric, point and side.
 func BenchmarkCompare10000(b *testing.B) {
 	sa := Side{"A", syntheticRuns(5000, 100, "A", 1)}
 	sb := Side{"B", syntheticRuns(5000, 100, "B", 1.02)}
 	cpu0, cpuOK := processCPU()
 	for b.Loop() {
-		rep, err := Compare(sa, sb, Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := WriteText(io.Discard, rep, 100); err != nil {
+		if _, err := Compare(sa, sb, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -110,16 +105,14 @@ func BenchmarkDecodeCompare10000(b *testing.B) {
 	reportCPU(b, cpu0, cpuOK)
 }
 
-// BenchmarkLog10000 builds and renders the history of 10,000 runs of a
+// BenchmarkLog10000 builds the history (the renderers are timed by
+// internal/cli's BenchmarkDiffLog10000, whole commands) of 10,000 runs of a
 // 10-point sweep.
 func BenchmarkLog10000(b *testing.B) {
 	runs := syntheticRuns(10000, 10, "A", 1)
 	cpu0, cpuOK := processCPU()
 	for b.Loop() {
-		h := Log(runs)
-		if err := WriteLogText(io.Discard, h, 100); err != nil {
-			b.Fatal(err)
-		}
+		Log(runs)
 	}
 	reportCPU(b, cpu0, cpuOK)
 }

@@ -1127,7 +1127,7 @@ func judgeTable(t *Table, tt tableTests, adj []float64, k int, opts Options) []W
 			if c := confounder(row, t.Direction); c != "" {
 				row.Verdict, row.Confound = Confounded, c
 				warns = append(warns, Warning{Kind: WarnMachine, Metric: t.Metric, Point: row.Point,
-					Message: fmt.Sprintf("confounded: %s %s, but %s, which can explain it", t.Metric, fmtDelta(row.Delta), c)})
+					Message: fmt.Sprintf("confounded: %s %s, but %s, which can explain it", t.Metric, FormatDelta(row.Delta), c)})
 			}
 		}
 		if row.Test == DecidePairedT {
@@ -1268,7 +1268,7 @@ func powerWarning(t *Table, rows []*Row) (Warning, bool) {
 		r := known[0]
 		w.Point = r.Point
 		w.Message = fmt.Sprintf("with %s, changes under ±%s cannot be told from noise here (observed %s)",
-			perSide(r), fmtPercent(r.MDE), fmtDelta(r.Delta))
+			perSide(r), FormatPercent(r.MDE), FormatDelta(r.Delta))
 		return w, true
 	}
 	var points []string
@@ -1283,9 +1283,9 @@ func powerWarning(t *Table, rows []*Row) (Warning, bool) {
 	if len(sizes) == 1 {
 		n = perSide(known[0])
 	}
-	span := fmtPercent(mlo)
-	if fmtPercent(mlo) != fmtPercent(mhi) {
-		span = fmtPercent(mlo) + "–" + fmtPercent(mhi)
+	span := FormatPercent(mlo)
+	if FormatPercent(mlo) != FormatPercent(mhi) {
+		span = FormatPercent(mlo) + "–" + FormatPercent(mhi)
 	}
 	w.Message = fmt.Sprintf("inconclusive at %s; with %s, changes under ±%s cannot be told from noise here",
 		strings.Join(points, ", "), n, span)
@@ -1321,7 +1321,7 @@ func detectWarning(t *Table, percent float64) (Warning, bool) {
 		return Warning{}, false
 	}
 	return Warning{Kind: WarnDetect, Metric: t.Metric,
-		Message: "to detect a change of " + fmtPercent(percent) + ": " + strings.Join(parts, "; ")}, true
+		Message: "to detect a change of " + FormatPercent(percent) + ": " + strings.Join(parts, "; ")}, true
 }
 
 // outlierWarnings reports, per side, the samples beyond hyperfine's
@@ -1336,7 +1336,7 @@ func outlierWarnings(t *Table, labelA, labelB string) []Warning {
 			if len(x.s.Outliers) > 0 {
 				vals := make([]string, len(x.s.Outliers))
 				for i, v := range x.s.Outliers {
-					vals[i] = fmtNum(v)
+					vals[i] = FormatNum(v)
 				}
 				unit := row.SampleUnit
 				if unit == "" {
@@ -1344,7 +1344,7 @@ func outlierWarnings(t *Table, labelA, labelB string) []Warning {
 				}
 				out = append(out, Warning{Kind: WarnOutlier, Metric: t.Metric, Point: row.Point,
 					Message: fmt.Sprintf("%s: %s of %d %s beyond hyperfine's outlier bound (modified z-score over %s): %s; kept in the test",
-						x.label, countWord(len(x.s.Outliers)), x.s.N, unit, fmtLevel(stats.OutlierThreshold), strings.Join(vals, ", "))})
+						x.label, countWord(len(x.s.Outliers)), x.s.N, unit, FormatLevel(stats.OutlierThreshold), strings.Join(vals, ", "))})
 			}
 			if x.s.WarmupFirstRun {
 				out = append(out, Warning{Kind: WarnOutlier, Metric: t.Metric, Point: row.Point,

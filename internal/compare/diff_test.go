@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -16,56 +15,6 @@ import (
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/rig"
 )
-
-// TestCompare_seed000 is the case from the issue: seed 000's baseline and
-// K/Q/V offload r3 as two recorded results.
-func TestCompare_seed000(t *testing.T) {
-	a, b := seedSides(t)
-	rep, err := Compare(a, b, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Config) != 1 || rep.Config[0].String() != "flags.nkvo: 1 → 0" {
-		t.Errorf("config diff = %v, want exactly [flags.nkvo: 1 → 0]", rep.Config)
-	}
-	if len(rep.Tables) != 1 || len(rep.Tables[0].Rows) != 1 {
-		t.Fatalf("tables = %+v, want one table with one row", rep.Tables)
-	}
-	row := rep.Tables[0].Rows[0]
-	// Means of the seed samples (R: mean()): 14.2924 and 16.3836, so
-	// +14.6315%; the seed's own summaries are 14.292387 and 16.383602.
-	if !near(row.A.Center, 14.2924, 1e-9) || !near(row.B.Center, 16.3836, 1e-9) || !near(row.Delta, 14.6315524, 1e-6) {
-		t.Errorf("centers %g → %g (%+.4f%%), want 14.2924 → 16.3836 (+14.6316%%)", row.A.Center, row.B.Center, row.Delta)
-	}
-	// One run a side: the repetitions share their minute's machine
-	// state, so nothing is tested (issue 25).
-	if !math.IsNaN(row.P) || row.Verdict != Untested || row.Why == "" {
-		t.Errorf("row = p %g verdict %q why %q; want no test, untested, a reason", row.P, row.Verdict, row.Why)
-	}
-	var text strings.Builder
-	if err := WriteText(&text, rep, 0); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"flags.nkvo: 1 → 0",
-		"14.29", "16.38", "+14.6%",
-		"untested",
-		"'rigor run minimax-m27-b70/baseline minimax-m27-b70/kvoffload --rounds 5' runs A and B interleaved in one invocation and gives a verdict",
-		"the intervals of a side with one run are over the repetitions inside it",
-	} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("text output lacks %q:\n%s", want, text.String())
-		}
-	}
-	if got := rep.Regressions(0); len(got) != 0 {
-		t.Errorf("Regressions(0) = %v, want none", got)
-	}
-	// Reversed, it is still no significant regression: p = 0.1.
-	rev, _ := Compare(b, a, Options{})
-	if got := rev.Regressions(0); len(got) != 0 {
-		t.Errorf("reversed: Regressions(0) = %v, want none (p=0.1 is not significant)", got)
-	}
-}
 
 func TestCompare_sweep(t *testing.T) {
 	a, b := sweepSides()
@@ -300,38 +249,6 @@ func TestConfigDiff(t *testing.T) {
 	}
 }
 
-// TestSummariseFiles: the hashes and sizes of several model files are one
-// line in text unless --verbose; one file's change stays as it is.
-func TestSummariseFiles(t *testing.T) {
-	ch := func(path string) Change {
-		return Change{Section: SectionLock, Path: path, Old: json.RawMessage(`"a"`), New: json.RawMessage(`"b"`)}
-	}
-	many := []Change{ch("flags.ub"), ch(`lock.model.files."x-1.gguf".sha256`), ch(`lock.model.files."x-1.gguf".size`),
-		ch(`lock.model.files."x-2.gguf".sha256`), ch("lock.model.files.y.sha256"), ch("lock.model.revision")}
-	var got []string
-	for _, c := range summariseFiles(many) {
-		got = append(got, c.Path)
-	}
-	want := []string{"flags.ub", "lock.model.files: 3 files differ (sha256 or size; --verbose lists each)", "lock.model.revision"}
-	if !slices.Equal(got, want) {
-		t.Errorf("summarised:\n got %q\nwant %q", got, want)
-	}
-	one := []Change{ch(`lock.model.files."x.gguf".sha256`), ch(`lock.model.files."x.gguf".size`)}
-	if got := summariseFiles(one); len(got) != 2 {
-		t.Errorf("one file: %v, want its changes as they are", got)
-	}
-	var b strings.Builder
-	WriteTextOptions(&b, &Report{Config: many}, TextOptions{})
-	if !strings.Contains(b.String(), "\n  lock.model.files: 3 files differ (sha256 or size; --verbose lists each)\n") {
-		t.Errorf("text:\n%s", b.String())
-	}
-	b.Reset()
-	WriteTextOptions(&b, &Report{Config: many}, TextOptions{Verbose: true})
-	if !strings.Contains(b.String(), `lock.model.files."x-2.gguf".sha256: "a" → "b"`) {
-		t.Errorf("verbose text:\n%s", b.String())
-	}
-}
-
 func TestCompare_medianAndLowerIsBetter(t *testing.T) {
 	mk := func(vals ...float64) results.Run {
 		return results.Run{ID: "r", Status: "ok", Metrics: []results.Metric{
@@ -353,29 +270,6 @@ func TestCompare_medianAndLowerIsBetter(t *testing.T) {
 	// 7 vs 7 repetitions of one run a side: however separated, untested.
 	if !math.IsNaN(row.P) || row.Verdict != Untested || row.Direction != results.LowerIsBetter {
 		t.Errorf("p %g verdict %q direction %q, want no test, untested, lower", row.P, row.Verdict, row.Direction)
-	}
-}
-
-func TestCompare_samplesFromValue(t *testing.T) {
-	// A record without raw samples (an import of a summary) counts its
-	// value as one sample, and an honest warning follows.
-	a := results.Run{ID: "a", Status: "ok", Metrics: []results.Metric{{Name: "tokSOut", Unit: "tok/s", Direction: "higher", Value: 16.28}}}
-	b := results.Run{ID: "b", Status: "ok", Metrics: []results.Metric{{Name: "tokSOut", Unit: "tok/s", Direction: "higher", Value: 16.30}}}
-	rep, err := Compare(Side{"ub16", []results.Run{a}}, Side{"ub64", []results.Run{b}}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := rep.Tables[0].Rows[0]
-	if row.A.N != 1 || !math.IsNaN(row.P) || row.Verdict != Untested {
-		t.Errorf("row n %d p %g verdict %q, want 1, no test, untested", row.A.N, row.P, row.Verdict)
-	}
-	// A single value has no interval: "n = 1", never "± ∞".
-	var text strings.Builder
-	if err := WriteText(&text, rep, 0); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(text.String(), "n = 1") || strings.Contains(text.String(), "∞") {
-		t.Errorf("text shows no \"n = 1\" or an infinite interval:\n%s", text.String())
 	}
 }
 
@@ -477,40 +371,6 @@ func TestLog(t *testing.T) {
 	}
 }
 
-func Example() {
-	// Seed 000: the baseline against K/Q/V offload, three repetitions each.
-	load := func(name string) results.Run {
-		b, _ := os.ReadFile("testdata/seed000/" + name)
-		var r results.Run
-		json.Unmarshal(b, &r)
-		return r
-	}
-	rep, _ := Compare(
-		Side{"baseline", []results.Run{load("baseline.json")}},
-		Side{"kvoffload", []results.Run{load("kvoffload.json")}},
-		Options{})
-	WriteText(os.Stdout, rep, 0)
-	// Output:
-	// A: baseline (1 run, 2026-05-08) minimax-m27-b70/baseline
-	// B: kvoffload (1 run, 2026-05-08) minimax-m27-b70/kvoffload
-	//
-	// Configuration (A → B):
-	//   flags.nkvo: 1 → 0
-	//
-	// tokSOut tg64 (tok/s, higher is better; wall clock, the figure to quote)
-	// baseline            kvoffload
-	//  mean  ± 95% CI  n   mean  ± 95% CI  n   delta  verdict
-	// 14.29  ± 6.3%    3  16.38  ± 1.6%    3  +14.6%  untested
-	//
-	// untested: the samples are repetitions inside one run a side, which share the machine's state of their minute; 'rigor run minimax-m27-b70/baseline minimax-m27-b70/kvoffload --rounds 5' runs A and B interleaved in one invocation and gives a verdict
-	//
-	// Samples:
-	//   the intervals of a side with one run are over the repetitions inside it: they share the machine's state of their minute and understate the noise between runs, so they are not tested
-	//
-	// Warnings:
-	//   model file hashes are not recorded for runs of baseline and kvoffload: the model bytes are not checked
-}
-
 func TestCompare_singlePointsWithDifferentSweeps(t *testing.T) {
 	a := results.Run{ID: "a", Status: "ok", Spec: json.RawMessage(`{"flags":{"ub":32}}`),
 		Metrics: []results.Metric{{Name: "tokSOut", Samples: []float64{1, 2, 3}}}}
@@ -571,5 +431,50 @@ func TestLog_driftPerPoint(t *testing.T) {
 	want := map[int][]string{7: {`lock.engine.build.flavour: "prebuilt" → "localBuild"`}}
 	if len(got) != len(want) || !slices.Equal(got[7], want[7]) {
 		t.Errorf("drift %v, want %v", got, want)
+	}
+}
+
+// TestCompare_seed000 is the case from the issue: seed 000's baseline and
+// K/Q/V offload r3 as two recorded results.
+func TestCompare_seed000(t *testing.T) {
+	a, b := seedSides(t)
+	rep, err := Compare(a, b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Config) != 1 || rep.Config[0].String() != "flags.nkvo: 1 → 0" {
+		t.Errorf("config diff = %v, want exactly [flags.nkvo: 1 → 0]", rep.Config)
+	}
+	if len(rep.Tables) != 1 || len(rep.Tables[0].Rows) != 1 {
+		t.Fatalf("tables = %+v, want one table with one row", rep.Tables)
+	}
+	row := rep.Tables[0].Rows[0]
+	// Means of the seed samples (R: mean()): 14.2924 and 16.3836, so
+	// +14.6315%; the seed's own summaries are 14.292387 and 16.383602.
+	if !near(row.A.Center, 14.2924, 1e-9) || !near(row.B.Center, 16.3836, 1e-9) || !near(row.Delta, 14.6315524, 1e-6) {
+		t.Errorf("centers %g → %g (%+.4f%%), want 14.2924 → 16.3836 (+14.6316%%)", row.A.Center, row.B.Center, row.Delta)
+	}
+	// One run a side: the repetitions share their minute's machine
+	// state, so nothing is tested (issue 25).
+	if !math.IsNaN(row.P) || row.Verdict != Untested || row.Why == "" {
+		t.Errorf("row = p %g verdict %q why %q; want no test, untested, a reason", row.P, row.Verdict, row.Why)
+	}
+	text := reportText(t, rep)
+	for _, want := range []string{
+		"untested",
+		"'rigor run minimax-m27-b70/baseline minimax-m27-b70/kvoffload --rounds 5' runs A and B interleaved in one invocation and gives a verdict",
+		"the intervals of a side with one run are over the repetitions inside it",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report's words lack %q:\n%s", want, text)
+		}
+	}
+	if got := rep.Regressions(0); len(got) != 0 {
+		t.Errorf("Regressions(0) = %v, want none", got)
+	}
+	// Reversed, it is still no significant regression: p = 0.1.
+	rev, _ := Compare(b, a, Options{})
+	if got := rev.Regressions(0); len(got) != 0 {
+		t.Errorf("reversed: Regressions(0) = %v, want none (p=0.1 is not significant)", got)
 	}
 }

@@ -1,7 +1,11 @@
 // Package compare is the statistics and diff engine behind `rigor diff A B`
 // and `rigor log ID`. It takes recorded runs ([results.Run]) and returns
-// values: a [Report] or a [History], with renderers for text, Markdown, CSV
-// and JSON. It never prints or exits; the CLI decides what a finding means.
+// values: a [Report] or a [History]. It renders nothing: the text,
+// Markdown, CSV and JSON forms are internal/report/text's, the HTML pages
+// internal/report's. Its own words are the messages of a report (notes,
+// warnings, the untested line) and the number formats they use
+// ([FormatNum], [FormatDelta], …), which every renderer shares. It never
+// prints or exits; the CLI decides what a finding means.
 //
 // # Compare, step by step
 //
@@ -202,43 +206,8 @@
 //
 // # Output formats
 //
-// [WriteText] writes an aligned table for a terminal: values with 4
-// significant digits, the interval as ± half-width in percent of the
-// center (benchstat's form), p-values with three decimals, and the
-// warnings after the tables, wrapped to the terminal width. [WriteMarkdown]
-// writes the same as GitHub-flavoured Markdown. [WriteCSV] writes the
-// metric tables only, one line per row and a "geomean" line per table,
-// with full precision, under the columns of [CSVHeader]: metric, name,
-// test, unit, direction, point, center (mean|median), a_n, a_center,
-// a_low, a_high, b_n, b_center, b_low, b_high, delta_pct, p, p_adjusted,
-// welch_p, verdict (better|worse|inconclusive|changed|confounded|
-// untested|none), needed_n, sample_unit (runs|repetitions), decided_by
-// (paired-t-log|invocations-t, empty when untested), pairs, mde_pct ("inf" when no change can be significant),
-// detect_n.
-//
-// [WriteJSON] writes one object whose field names are stable (version
-// [JSONVersion]); numbers that do not exist are null:
-//
-//	version, center ("mean"|"median"), test ("paired-t-log"|
-//	"invocations-t"|"mixed"|"none": the rows' decidedBy),
-//	correction ("holm"), alpha, confidence, power,
-//	a, b: {label, runs, used, points, experiments, first, last},
-//	config: [{section ("spec"|"lock"|"rig"), path, old, new, points}]
-//	  (old/new are JSON values, omitted when absent),
-//	mismatches: [{field, a, b, message}],
-//	tables: [{metric, name, test, unit, direction,
-//	  rows: [{point, a, b, deltaPercent, p, pAdjusted, exact, separated,
-//	    welchP, verdict, neededPerSide, sampleUnit, decidedBy, pairs,
-//	    signFlipP, mdePercent, detectPerSide, why (an untested row's
-//	    reason), confound (the state of a confounded row), noiseDF}],
-//	  geomean: {a, b, deltaPercent} | null}],
-//	  where a and b are {n, runs, center, low, high, confidence, mean,
-//	  median, stddev, min, max, samples, repetitions, outliers,
-//	  warmupRuns, warmupFirstRun},
-//	onlyA, onlyB: [point labels], notes: [strings],
-//	warnings: [{kind, metric, point, message}],
-//	untested: the line saying why rows are untested and what gives a
-//	  verdict (omitted when every row was tested).
+// The renderers, their columns and the JSON's stable field names are
+// described in internal/report/text.
 //
 // # Log
 //
@@ -249,9 +218,6 @@
 // consecutive runs: the lock section against the previous run, the rig
 // against the previous run on the same host, the spec against the previous
 // run of the same point, and the lock digest when it changed with nothing
-// recorded to show for it. [WriteLogText] adds a CI bar per run on one
-// stated scale and a sparkline of tokSOut per point over time, on a scale
-// never narrower than ±5% of its middle so that a wiggle of a fraction of a
-// percent does not look like a cliff; [WriteLogJSON] writes the same as
-// JSON.
+// recorded to show for it; [Chart] is the tokSOut series per point that
+// the text form draws as sparklines.
 package compare

@@ -54,3 +54,13 @@ func TestLogSummariesReadsOnlyWhatChanged(t *testing.T) {
 		t.Error("no error when the records around a change cannot be read")
 	}
 }
+
+// TestLog_versionAsCommit: a node-llama-cpp run has no engine commit; the
+// commit column shows its npm version instead of nothing (issue 31).
+func TestLog_versionAsCommit(t *testing.T) {
+	runs := historyRuns()[:1]
+	runs[0].Engine.Commit, runs[0].Engine.Ref, runs[0].Engine.Version = "", "", "3.22.1"
+	if c := Log(runs).Entries[0].Commit; c != "3.22.1" {
+		t.Errorf("commit column %q, want the npm version 3.22.1", c)
+	}
+}

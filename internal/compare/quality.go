@@ -1,13 +1,10 @@
 package compare
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
-	"unicode/utf8"
 
+	"github.com/rigorbench/rigor/internal/compare/stats"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -71,7 +68,7 @@ func qualityRow(a, b *point, label string, alpha float64) (QualityRow, bool) {
 	}
 	row.Delta = qb.KLD - qa.KLD
 	se := math.Hypot(qa.KLDErr, qb.KLDErr)
-	z := zCritical(alpha)
+	z := stats.ZCritical(alpha)
 	switch {
 	case row.Delta == 0 || se > 0 && math.Abs(row.Delta) <= z*se:
 		row.Verdict = Inconclusive
@@ -81,11 +78,6 @@ func qualityRow(a, b *point, label string, alpha float64) (QualityRow, bool) {
 		row.Verdict = Worse
 	}
 	return row, true
-}
-
-// zCritical is the two-sided normal critical value at alpha.
-func zCritical(alpha float64) float64 {
-	return math.Sqrt2 * math.Erfinv(1-alpha)
 }
 
 // qualityMeasuredEverywhere reports whether every matched pair has
@@ -115,65 +107,4 @@ func dropQualityMismatch(rep *Report) {
 	msg := shortenHashes(m.String())
 	rep.Warnings = slices.DeleteFunc(rep.Warnings, func(w Warning) bool { return w.Kind == WarnIncomparable && w.Message == msg })
 	rep.Notes = append(rep.Notes, msg+": measured on both sides, its cost is in the quality table")
-}
-
-// renderQuality writes the quality table: mean KLD ± its interval, PPL
-// ratio to the baseline, same top token, per point and side.
-func renderQuality(rep *Report, confidence float64) string {
-	if len(rep.Quality) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	z := zCritical(1 - confidence)
-	var base *results.QualityMeasured
-	for _, r := range rep.Quality {
-		if r.A != nil {
-			base = r.A
-			break
-		}
-		if r.B != nil {
-			base = r.B
-			break
-		}
-	}
-	fmt.Fprintf(&b, "quality against %s (%s, ctx %d, %d tokens; ± %.0f%% CI)\n", base.Baseline, base.Corpus, base.Ctx, base.Tokens, confidence*100)
-	cell := func(q *results.QualityMeasured) string {
-		if q == nil {
-			return "(not measured)"
-		}
-		return fmt.Sprintf("KLD %s ± %s  PPL×%.4f  top %.2f%%", fmtKLD(q.KLD), fmtKLD(z*q.KLDErr), q.PPLRatio, q.SameTop)
-	}
-	w := max(utf8.RuneCountInString(rep.A.Label), utf8.RuneCountInString(rep.B.Label))
-	for _, r := range rep.Quality {
-		point := r.Point
-		if point == "" {
-			point = "(no sweep)"
-		}
-		fmt.Fprintf(&b, "  %s\n", point)
-		fmt.Fprintf(&b, "    %-*s  %s\n", w, rep.A.Label, cell(r.A))
-		fmt.Fprintf(&b, "    %-*s  %s\n", w, rep.B.Label, cell(r.B))
-		switch {
-		case r.NotComparable != "":
-			fmt.Fprintf(&b, "    not comparable: %s\n", r.NotComparable)
-		case r.Verdict == Better:
-			fmt.Fprintf(&b, "    KLD %s: closer to the baseline\n", fmtKLD(r.Delta))
-		case r.Verdict == Worse:
-			fmt.Fprintf(&b, "    KLD +%s: further from the baseline\n", fmtKLD(r.Delta))
-		case r.Verdict == Inconclusive:
-			fmt.Fprintf(&b, "    KLD %s: ~ (within the intervals)\n", fmtKLD(r.Delta))
-		}
-	}
-	return b.String()
-}
-
-// fmtKLD writes a KL divergence: 0 as 0, below 0.001 with 3 significant
-// digits in exponent form (a Q8_0's 1.41e-05), else with 6 decimals.
-func fmtKLD(v float64) string {
-	switch {
-	case v == 0:
-		return "0"
-	case math.Abs(v) < 0.001:
-		return strconv.FormatFloat(v, 'e', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 6, 64)
 }

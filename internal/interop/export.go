@@ -17,6 +17,7 @@ import (
 	"github.com/rigorbench/rigor/internal/compare/stats"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/redact"
+	"github.com/rigorbench/rigor/internal/report/text"
 	"github.com/rigorbench/rigor/internal/results"
 	"github.com/rigorbench/rigor/internal/spec"
 )
@@ -598,7 +599,7 @@ func table(format string, recs []Record) ([]byte, error) {
 				value = compare.FormatNum(*t.Value)
 			}
 			if t.CILow != nil {
-				ci = compare.FormatCI(compare.Summary{N: t.N, Center: stats.Mean(t.Samples), Low: *t.CILow, High: *t.CIHigh, Confidence: 0.95}, 0.95)
+				ci = text.FormatCI(compare.Summary{N: t.N, Center: stats.Mean(t.Samples), Low: *t.CILow, High: *t.CIHigh, Confidence: 0.95}, 0.95)
 				span = compare.FormatNum(*t.Min) + "–" + compare.FormatNum(*t.Max)
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", mdEscape(t.Point), t.Run, mdEscape(status),

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/rigorbench/rigor/internal/compare"
+	"github.com/rigorbench/rigor/internal/report/text"
 )
 
 // diffPage is a comparison: the configuration diff beside the metric
@@ -47,7 +48,7 @@ type diffRow struct {
 }
 
 func newDiffPage(rep *compare.Report, title, path, experiment string) (*diffPage, error) {
-	p := &diffPage{Path: path, Title: title, A: rep.A.String(), B: rep.B.String(),
+	p := &diffPage{Path: path, Title: title, A: text.SideLine(rep.A), B: text.SideLine(rep.B),
 		ALabel: rep.A.Label, BLabel: rep.B.Label, Center: string(rep.Center),
 		Level: strings.TrimSuffix(fmt.Sprintf("%g", rep.Confidence*100), ".0")}
 	if experiment != "" {
@@ -60,7 +61,7 @@ func newDiffPage(rep *compare.Report, title, path, experiment string) (*diffPage
 	single, holm := rep.SinglePoint(), rep.HolmApplied()
 	for i, t := range rep.Tables {
 		mt := metricTable{Metric: t.Metric, Single: single, Holm: holm}
-		mt.Caption = fmt.Sprintf("%s; %s with its %s%% interval", compare.DescribeDirection(t.Direction), rep.Center, p.Level)
+		mt.Caption = fmt.Sprintf("%s; %s with its %s%% interval", text.DescribeDirection(t.Direction), rep.Center, p.Level)
 		if t.Unit != "" {
 			mt.Caption = t.Unit + ", " + mt.Caption
 		}
@@ -68,7 +69,7 @@ func newDiffPage(rep *compare.Report, title, path, experiment string) (*diffPage
 			if s.N == 0 {
 				return "–"
 			}
-			return compare.FormatNum(s.Center) + " " + compare.FormatCI(s, rep.Confidence)
+			return compare.FormatNum(s.Center) + " " + text.FormatCI(s, rep.Confidence)
 		}
 		n := func(s compare.Summary) string {
 			if s.N == 0 {
@@ -170,7 +171,7 @@ func stripFigure(rep *compare.Report, t compare.Table) *Figure {
 	if len(names) > 1 {
 		desc += fmt.Sprintf(", at %d points", len(names))
 	}
-	desc += fmt.Sprintf(", each with its %s and interval; %s.", rep.Center, compare.DescribeDirection(t.Direction))
+	desc += fmt.Sprintf(", each with its %s and interval; %s.", rep.Center, text.DescribeDirection(t.Direction))
 	return &Figure{Title: title, Desc: desc, Plots: []*plot.Plot{p}}
 }
 

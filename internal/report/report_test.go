@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/internal/compare"
+	"github.com/rigorbench/rigor/internal/report/text"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -302,19 +303,19 @@ func TestBuild_diffInvocations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var text, html bytes.Buffer
-	if err := compare.WriteText(&text, rep, 0); err != nil {
+	var txt, html bytes.Buffer
+	if err := text.WriteText(&txt, rep, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := DiffPage(&html, rep, DiffOptions{Version: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Untested == "" || !strings.Contains(text.String(), rep.Untested) || !strings.Contains(html.String(), template.HTMLEscapeString(rep.Untested)) {
+	if rep.Untested == "" || !strings.Contains(txt.String(), rep.Untested) || !strings.Contains(html.String(), template.HTMLEscapeString(rep.Untested)) {
 		t.Errorf("the untested line is not on both: %q", rep.Untested)
 	}
 	for _, tb := range rep.Tables {
 		for _, r := range tb.Rows {
-			if !strings.Contains(html.String(), ">"+string(r.Verdict)+"</td>") || !strings.Contains(text.String(), string(r.Verdict)) {
+			if !strings.Contains(html.String(), ">"+string(r.Verdict)+"</td>") || !strings.Contains(txt.String(), string(r.Verdict)) {
 				t.Errorf("%s: verdict %q not on both", tb.Metric, r.Verdict)
 			}
 		}

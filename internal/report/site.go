@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/internal/compare"
+	"github.com/rigorbench/rigor/internal/report/text"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -374,7 +375,7 @@ func headline(key string, latest []*results.Run, h *compare.History) *headlineCe
 		c := &headlineCell{Metric: key, Value: compare.FormatNum(st.Sum.Center),
 			Unit: m.Unit, N: st.Sum.N, Point: label[r.ID], center: st.Sum.Center, Date: day(r.Start)}
 		if st.Sum.N > 1 {
-			c.CI = compare.FormatCI(st.Sum, confidence)
+			c.CI = text.FormatCI(st.Sum, confidence)
 		}
 		if best == nil || (st.Dir == results.LowerIsBetter && c.center < best.center) ||
 			(st.Dir != results.LowerIsBetter && c.center > best.center) {
@@ -420,7 +421,7 @@ func fmtStat(s compare.Summary) string {
 		return "–"
 	}
 	v := compare.FormatNum(s.Center)
-	if ci := compare.FormatCI(s, confidence); ci != "" && s.N > 1 {
+	if ci := text.FormatCI(s, confidence); ci != "" && s.N > 1 {
 		v += " " + ci
 	}
 	return v

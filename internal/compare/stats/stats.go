@@ -444,6 +444,9 @@ func sq(x float64) float64 { return x * x }
 // normalQuantile returns the p-quantile of the standard normal.
 func normalQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
 
+// ZCritical is the two-sided normal critical value at alpha: 1.96 at 0.05.
+func ZCritical(alpha float64) float64 { return math.Sqrt2 * math.Erfinv(1-alpha) }
+
 // normalSF returns P(Z > z) for a standard normal Z.
 func normalSF(z float64) float64 { return 0.5 * math.Erfc(z/math.Sqrt2) }
 

@@ -491,3 +491,12 @@ func TestDetectableChange(t *testing.T) {
 		t.Errorf("PairedRepetitions(2%%, 0.02) = %d: not the least n that reaches 2%%", n)
 	}
 }
+
+// TestZCritical: the two-sided normal critical values R's qnorm(1-a/2) gives.
+func TestZCritical(t *testing.T) {
+	for _, c := range []struct{ alpha, want float64 }{{0.05, 1.959963984540054}, {0.01, 2.5758293035489}, {0.3173105078629141, 1}} {
+		if got := ZCritical(c.alpha); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("ZCritical(%g) = %.12g, want %.12g", c.alpha, got, c.want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package compare
+package text
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
@@ -72,22 +73,22 @@ func render(t *testing.T, f func(io.Writer) error) []byte {
 
 func TestGolden_report(t *testing.T) {
 	sa, sb := seedSides(t)
-	seed, err := Compare(sa, sb, Options{})
+	seed, err := compare.Compare(sa, sb, compare.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b := sweepSides()
-	sweep, err := Compare(a, b, Options{})
+	sweep, err := compare.Compare(a, b, compare.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	median, err := Compare(sa, sb, Options{Center: CenterMedian})
+	median, err := compare.Compare(sa, sb, compare.Options{Center: compare.CenterMedian})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		name string
-		rep  *Report
+		rep  *compare.Report
 	}{{"seed000", seed}, {"sweep", sweep}, {"seed000-median", median}} {
 		golden(t, c.name+".txt", render(t, func(w io.Writer) error { return WriteText(w, c.rep, 100) }))
 		golden(t, c.name+".md", render(t, func(w io.Writer) error { return WriteMarkdown(w, c.rep) }))
@@ -99,12 +100,12 @@ func TestGolden_report(t *testing.T) {
 }
 
 func TestGolden_log(t *testing.T) {
-	h := Log(historyRuns())
+	h := compare.Log(historyRuns())
 	golden(t, "log.txt", render(t, func(w io.Writer) error { return WriteLogText(w, h, 100) }))
 	golden(t, "log.json", render(t, func(w io.Writer) error { return WriteLogJSON(w, h) }))
 
 	a, _ := sweepSides()
-	sweep := Log(a.Runs)
+	sweep := compare.Log(a.Runs)
 	golden(t, "log-sweep.txt", render(t, func(w io.Writer) error { return WriteLogText(w, sweep, 100) }))
 }
 
@@ -118,7 +119,7 @@ func TestFormatting(t *testing.T) {
 		// never an exponent (issue 18: "1.524e+04")
 		{15244, "15,244"}, {1.524e4, "15,240"}, {-1234567.8, "-1,234,568"}, {0.00012344, "0.0001234"}, {2965063, "2,965,063"},
 	} {
-		if got := fmtNum(c.v); got != c.want {
+		if got := compare.FormatNum(c.v); got != c.want {
 			t.Errorf("fmtNum(%g) = %q, want %q", c.v, got, c.want)
 		}
 	}
@@ -126,7 +127,7 @@ func TestFormatting(t *testing.T) {
 		v    float64
 		want string
 	}{{14.6315, "+14.6%"}, {-6.02, "-6.0%"}, {0.234, "+0.23%"}} {
-		if got := fmtDelta(c.v); got != c.want {
+		if got := compare.FormatDelta(c.v); got != c.want {
 			t.Errorf("fmtDelta(%g) = %q, want %q", c.v, got, c.want)
 		}
 	}
@@ -134,7 +135,7 @@ func TestFormatting(t *testing.T) {
 		v    float64
 		want string
 	}{{0.11, "0.11"}, {9.14, "9.1"}, {1234, "1,200"}, {15.6, "16"}} {
-		if got := fmtSpread(c.v); got != c.want {
+		if got := compare.FormatSpread(c.v); got != c.want {
 			t.Errorf("fmtSpread(%g) = %q, want %q", c.v, got, c.want)
 		}
 	}
@@ -160,8 +161,8 @@ func TestSideLine_experimentNamedByLabel(t *testing.T) {
 		{"qwen/basement", "qwen/base", "qwen/basement (1 run, 2026-06-01) qwen/base"},
 		{"baseline", "m/baseline", "baseline (1 run, 2026-06-01) m/baseline"},
 	} {
-		s := SideSummary{Label: c.label, Runs: 1, Used: 1, Points: 1, Experiments: []string{c.exp}, First: day, Last: day}
-		if got := sideLine(s); got != c.want {
+		s := compare.SideSummary{Label: c.label, Runs: 1, Used: 1, Points: 1, Experiments: []string{c.exp}, First: day, Last: day}
+		if got := SideLine(s); got != c.want {
 			t.Errorf("sideLine(label %q, experiment %q) = %q, want %q", c.label, c.exp, got, c.want)
 		}
 	}

@@ -1,17 +1,19 @@
-package compare
+package text
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/rigorbench/rigor/internal/compare"
 )
 
 // TestWriteLogTextFit: rigor log fits the terminal (a ~250-column table in
 // issue 31), says what it left out, and --wide (WriteLogText) keeps every
 // column.
 func TestWriteLogTextFit(t *testing.T) {
-	h := Log(historyRuns())
+	h := compare.Log(historyRuns())
 	var wide, fit bytes.Buffer
 	if err := WriteLogText(&wide, h, 0); err != nil {
 		t.Fatal(err)
@@ -45,15 +47,5 @@ func TestWriteLogTextFit(t *testing.T) {
 	}
 	if !strings.Contains(table(fit.String())[0], "tokSOut") || !strings.Contains(table(fit.String())[0], "status") {
 		t.Errorf("the fitted table lost the status or the first metric: %s", table(fit.String())[0])
-	}
-}
-
-// TestLog_versionAsCommit: a node-llama-cpp run has no engine commit; the
-// commit column shows its npm version instead of nothing (issue 31).
-func TestLog_versionAsCommit(t *testing.T) {
-	runs := historyRuns()[:1]
-	runs[0].Engine.Commit, runs[0].Engine.Ref, runs[0].Engine.Version = "", "", "3.22.1"
-	if c := Log(runs).Entries[0].Commit; c != "3.22.1" {
-		t.Errorf("commit column %q, want the npm version 3.22.1", c)
 	}
 }

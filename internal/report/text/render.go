@@ -1,4 +1,4 @@
-package compare
+package text
 
 // Renderers of a Report: an aligned text table for terminals, Markdown,
 // CSV and JSON. Numbers for people have 4 significant digits (tok/s
@@ -17,108 +17,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rigorbench/rigor/internal/compare"
 	"github.com/rigorbench/rigor/internal/compare/stats"
 	"github.com/rigorbench/rigor/internal/metric"
 	"github.com/rigorbench/rigor/internal/results"
 )
 
-// fmtNum formats a value with 4 significant digits and never an exponent
-// ("15,244", "14.29", "0.0001234"), thousands grouped with commas; "–" for
-// NaN.
-func fmtNum(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "–"
-	}
-	a := math.Abs(v)
-	switch {
-	case a == 0:
-		return "0"
-	case a >= 1e4:
-		return group(strconv.FormatFloat(v, 'f', 0, 64))
-	}
-	digits := 3 - int(math.Floor(math.Log10(a)))
-	return group(strconv.FormatFloat(v, 'f', max(digits, 0), 64))
-}
-
-// group puts commas between the thousands of a formatted number's integer
-// part: "15244.5" → "15,244.5".
-func group(s string) string {
-	sign := ""
-	if strings.HasPrefix(s, "-") {
-		sign, s = "-", s[1:]
-	}
-	intPart, frac, hasFrac := strings.Cut(s, ".")
-	if len(intPart) <= 3 {
-		return sign + s
-	}
-	var b strings.Builder
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if hasFrac {
-		b.WriteString("." + frac)
-	}
-	return sign + b.String()
-}
-
-// fmtSpread formats a spread (a half-width, a standard deviation) with 2
-// significant digits, grouped like [fmtNum].
-func fmtSpread(v float64) string {
-	if math.IsNaN(v) || v == 0 {
-		return fmtNum(v)
-	}
-	digits := 1 - int(math.Floor(math.Log10(math.Abs(v))))
-	if digits < 0 {
-		p := math.Pow(10, float64(-digits))
-		v = math.Round(v/p) * p
-	}
-	return group(strconv.FormatFloat(v, 'f', max(digits, 0), 64))
-}
-
-// fmtPercent formats a magnitude in percent: one decimal, two below 1%.
-func fmtPercent(v float64) string {
-	if math.IsNaN(v) {
-		return "–"
-	}
-	if math.IsInf(v, 0) {
-		return "∞%"
-	}
-	if math.Abs(v) < 1 {
-		return strconv.FormatFloat(v, 'f', 2, 64) + "%"
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + "%"
-}
-
-func fmtDelta(v float64) string {
-	if math.IsNaN(v) {
-		return "–"
-	}
-	s := fmtPercent(v)
-	if v >= 0 {
-		s = "+" + s
-	}
-	return s
-}
-
-// fmtP formats a p-value with three decimals.
-func fmtP(p float64) string {
-	switch {
-	case math.IsNaN(p):
-		return "–"
-	case p < 0.001:
-		return "<0.001"
-	}
-	return strconv.FormatFloat(p, 'f', 3, 64)
-}
-
-func fmtLevel(a float64) string { return strconv.FormatFloat(a, 'g', -1, 64) }
-
 // fmtCI formats the half-width of the interval relative to the center, as
 // benchstat does: "± 6.3%"; "± ∞" when no interval reaches the level.
-func fmtCI(s Summary, level float64) string {
+func fmtCI(s compare.Summary, level float64) string {
 	if s.N == 0 {
 		return ""
 	}
@@ -136,29 +43,29 @@ func fmtCI(s Summary, level float64) string {
 	return "± " + strconv.FormatFloat(h, 'f', 0, 64) + "%"
 }
 
-func fmtN(s Summary) string {
+func fmtN(s compare.Summary) string {
 	if s.N == 0 {
 		return ""
 	}
 	return strconv.Itoa(s.N)
 }
 
-func fmtCenter(s Summary) string {
+func fmtCenter(s compare.Summary) string {
 	if s.N == 0 && math.IsNaN(s.Center) {
 		return "–"
 	}
-	return fmtNum(s.Center)
+	return compare.FormatNum(s.Center)
 }
 
 // fmtVerdict is the verdict for people.
-func fmtVerdict(v Verdict) string { return string(v) }
+func fmtVerdict(v compare.Verdict) string { return string(v) }
 
 // verdictWord is the verdict for machines (CSV, JSON).
-func verdictWord(v Verdict) string {
+func verdictWord(v compare.Verdict) string {
 	switch v {
-	case Inconclusive:
+	case compare.Inconclusive:
 		return "inconclusive"
-	case NoVerdict:
+	case compare.NoVerdict:
 		return "none"
 	}
 	// untested, confounded, better, worse, changed
@@ -178,7 +85,7 @@ func describeDirection(d string) string {
 // describeTable is a table's title: the metric key, its unit and direction,
 // and which figure to quote: "tokSOut tg64 (tok/s, higher is better; wall
 // clock, the figure to quote)".
-func describeTable(t Table) string {
+func describeTable(t compare.Table) string {
 	var parts []string
 	if t.Unit != "" {
 		parts = append(parts, t.Unit)
@@ -206,11 +113,11 @@ const (
 // secondary is the p-value shown beside the one that decided: Welch's
 // beside the rank test, the rank test's beside Welch's, the exact
 // sign-flip test's beside the paired t-test.
-func secondary(row Row) float64 {
+func secondary(row compare.Row) float64 {
 	switch row.Test {
-	case DecideWelch:
+	case compare.DecideWelch:
 		return row.RankP
-	case DecidePairedT:
+	case compare.DecidePairedT:
 		return row.SignFlipP
 	}
 	return row.WelchP
@@ -219,7 +126,7 @@ func secondary(row Row) float64 {
 // decidingTest names the test that decided the report's rows, "mixed"
 // when they differ (each row's decidedBy says), "mann-whitney-u" when
 // there is none.
-func (r *Report) decidingTest() string {
+func decidingTest(r *compare.Report) string {
 	test := ""
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
@@ -240,7 +147,7 @@ func (r *Report) decidingTest() string {
 
 // mixedTests reports whether a table's rows were decided by different
 // tests, so that its secondary column needs a legend.
-func (r *Report) mixedTests() bool {
+func mixedTests(r *compare.Report) bool {
 	for _, t := range r.Tables {
 		if secondaryHead(t) == "2nd p" {
 			return true
@@ -252,13 +159,13 @@ func (r *Report) mixedTests() bool {
 // secondaryHead names a table's secondary p column after the tests that
 // decided its rows: "welch p", "rank p", "sign-flip p", or "2nd p" when
 // they differ between rows.
-func secondaryHead(t Table) string {
+func secondaryHead(t compare.Table) string {
 	head := ""
 	for _, r := range t.Rows {
 		if r.A.N == 0 || r.B.N == 0 {
 			continue
 		}
-		h := map[string]string{DecideWelch: "rank p", DecidePairedT: "sign-flip p"}[r.Test]
+		h := map[string]string{compare.DecideWelch: "rank p", compare.DecidePairedT: "sign-flip p"}[r.Test]
 		if h == "" {
 			h = "welch p"
 		}
@@ -275,61 +182,22 @@ func secondaryHead(t Table) string {
 
 // colorVerdict wraps a verdict in its colour: better green, worse red,
 // changed yellow; "~" and no verdict stay plain.
-func colorVerdict(v Verdict, s string) string {
+func colorVerdict(v compare.Verdict, s string) string {
 	switch v {
-	case Better:
+	case compare.Better:
 		return ansiGreen + s + ansiReset
-	case Worse:
+	case compare.Worse:
 		return ansiRed + s + ansiReset
-	case Changed, Confounded:
+	case compare.Changed, compare.Confounded:
 		return ansiYellow + s + ansiReset
 	}
 	return s
 }
 
-// singlePoint reports whether the report compares one unswept point, so
-// that tables can drop the point column.
-func (r *Report) singlePoint() bool {
+func infinite(r *compare.Report) bool {
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
-			if row.Point != "" {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// holmApplied reports whether the family of tested rows, over every
-// metric and point, held several.
-func (r *Report) holmApplied() bool {
-	k := 0
-	for _, t := range r.Tables {
-		for _, row := range t.Rows {
-			if !math.IsNaN(row.P) {
-				k++
-			}
-		}
-	}
-	return k > 1
-}
-
-// tested reports whether any row was tested.
-func (r *Report) tested() bool {
-	for _, t := range r.Tables {
-		for _, row := range t.Rows {
-			if !math.IsNaN(row.P) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (r *Report) infinite() bool {
-	for _, t := range r.Tables {
-		for _, row := range t.Rows {
-			for _, s := range []Summary{row.A, row.B} {
+			for _, s := range []compare.Summary{row.A, row.B} {
 				if s.N > 0 && fmtCI(s, r.Confidence) == "± ∞" {
 					return true
 				}
@@ -346,7 +214,7 @@ func namesExperiment(label, exp string) bool {
 	return ok && (rest == "" || rest[0] == '@' || rest[0] == '[')
 }
 
-func sideLine(s SideSummary) string {
+func SideLine(s compare.SideSummary) string {
 	var b strings.Builder
 	b.WriteString(s.Label)
 	runs := "runs"
@@ -460,7 +328,7 @@ const filesPrefix = "lock.model.files."
 // summariseFiles replaces the changes of more than one model file (each
 // file's sha256 and size) with one change that counts the files, placed
 // where the first of them was.
-func summariseFiles(changes []Change) []Change {
+func summariseFiles(changes []compare.Change) []compare.Change {
 	files := map[string]bool{}
 	var points []string
 	for _, c := range changes {
@@ -476,7 +344,7 @@ func summariseFiles(changes []Change) []Change {
 	if len(files) < 2 {
 		return changes
 	}
-	var out []Change
+	var out []compare.Change
 	done := false
 	for _, c := range changes {
 		if !strings.HasPrefix(c.Path, filesPrefix) {
@@ -485,7 +353,7 @@ func summariseFiles(changes []Change) []Change {
 		}
 		if !done {
 			// A change with neither side is a line of its own.
-			out = append(out, Change{Section: c.Section, Points: points,
+			out = append(out, compare.Change{Section: c.Section, Points: points,
 				Path: fmt.Sprintf("lock.model.files: %d files differ (sha256 or size; --verbose lists each)", len(files))})
 			done = true
 		}
@@ -511,20 +379,20 @@ func fileOfLeaf(rest string) string {
 // width (0: no wrapping), without colour: the sides, the configuration
 // diff, one table per metric, the points on one side only, the notes on
 // the samples and the warnings.
-func WriteText(w io.Writer, r *Report, width int) error {
+func WriteText(w io.Writer, r *compare.Report, width int) error {
 	return WriteTextOptions(w, r, TextOptions{Width: width})
 }
 
 // WriteTextOptions is [WriteText] with options.
-func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
+func WriteTextOptions(w io.Writer, r *compare.Report, opts TextOptions) error {
 	width := opts.Width
 	var b strings.Builder
-	fmt.Fprintf(&b, "A: %s\n", sideLine(r.A))
-	fmt.Fprintf(&b, "B: %s\n", sideLine(r.B))
+	fmt.Fprintf(&b, "A: %s\n", SideLine(r.A))
+	fmt.Fprintf(&b, "B: %s\n", SideLine(r.B))
 
 	writeConfigText(&b, r, opts.Verbose, width)
 
-	single, holm, tested := r.singlePoint(), r.holmApplied(), r.tested()
+	single, holm, tested := r.SinglePoint(), r.HolmApplied(), r.Tested()
 	for _, t := range r.Tables {
 		writeTableText(&b, r, t, opts.Color, single, holm, tested)
 	}
@@ -534,10 +402,10 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 	if r.Untested != "" {
 		b.WriteString("\n" + wrap(r.Untested, width, 2) + "\n")
 	}
-	if r.infinite() {
-		b.WriteString("\n± ∞: no " + fmtLevel(r.Confidence*100) + "% interval: the mean needs 2 samples, the median 6\n")
+	if infinite(r) {
+		b.WriteString("\n± ∞: no " + compare.FormatLevel(r.Confidence*100) + "% interval: the mean needs 2 samples, the median 6\n")
 	}
-	if r.mixedTests() {
+	if mixedTests(r) {
 		b.WriteString("2nd p: Welch's beside the rank test, the rank test's beside Welch's, the exact sign-flip test's beside the paired t-test\n")
 	}
 	if len(r.OnlyA) > 0 || len(r.OnlyB) > 0 {
@@ -567,7 +435,7 @@ func WriteTextOptions(w io.Writer, r *Report, opts TextOptions) error {
 
 // writeConfigText writes the configuration diff, A → B, files summarised
 // unless verbose.
-func writeConfigText(b *strings.Builder, r *Report, verbose bool, width int) {
+func writeConfigText(b *strings.Builder, r *compare.Report, verbose bool, width int) {
 	b.WriteString("\n")
 	if len(r.Config) == 0 {
 		b.WriteString("Configuration: no differences\n")
@@ -578,7 +446,7 @@ func writeConfigText(b *strings.Builder, r *Report, verbose bool, width int) {
 			config = summariseFiles(config)
 		}
 		for _, c := range config {
-			line := c.Path + ": " + showValue(c.Old, 12) + " → " + showValue(c.New, 12)
+			line := c.Path + ": " + compare.ShowValue(c.Old) + " → " + compare.ShowValue(c.New)
 			if c.Old == nil && c.New == nil {
 				line = c.Path
 			}
@@ -593,7 +461,7 @@ func writeConfigText(b *strings.Builder, r *Report, verbose bool, width int) {
 // writeTableText writes one metric's table: a row per point (and the
 // geometric mean), the side labels spanning their columns, the verdicts
 // coloured when asked.
-func writeTableText(b *strings.Builder, r *Report, t Table, color, single, holm, tested bool) {
+func writeTableText(b *strings.Builder, r *compare.Report, t compare.Table, color, single, holm, tested bool) {
 	b.WriteString("\n")
 	b.WriteString(describeTable(t) + "\n")
 	g := &grid{}
@@ -601,7 +469,7 @@ func writeTableText(b *strings.Builder, r *Report, t Table, color, single, holm,
 	if !single {
 		head = append(head, "point")
 	}
-	ci := fmt.Sprintf("± %s%% CI", fmtLevel(r.Confidence*100))
+	ci := fmt.Sprintf("± %s%% CI", compare.FormatLevel(r.Confidence*100))
 	head = append(head, string(r.Center), ci, "n", string(r.Center), ci, "n", "delta")
 	if tested {
 		head = append(head, "p")
@@ -630,14 +498,14 @@ func writeTableText(b *strings.Builder, r *Report, t Table, color, single, holm,
 		g.right = append(g.right, true)
 	}
 	g.right = append(g.right, false)
-	verdicts := map[int]Verdict{}
-	addRow := func(row Row, geo bool) {
+	verdicts := map[int]compare.Verdict{}
+	addRow := func(row compare.Row, geo bool) {
 		var cells []string
 		if !single {
 			cells = append(cells, row.Point)
 		}
 		if geo {
-			cells = append(cells, fmtNum(row.A.Center), "", "", fmtNum(row.B.Center), "", "", fmtDelta(row.Delta))
+			cells = append(cells, compare.FormatNum(row.A.Center), "", "", compare.FormatNum(row.B.Center), "", "", compare.FormatDelta(row.Delta))
 			if tested {
 				cells = append(cells, "")
 			}
@@ -650,15 +518,15 @@ func writeTableText(b *strings.Builder, r *Report, t Table, color, single, holm,
 			cells = append(cells, "")
 		} else {
 			cells = append(cells, fmtCenter(row.A), fmtCI(row.A, r.Confidence), fmtN(row.A),
-				fmtCenter(row.B), fmtCI(row.B, r.Confidence), fmtN(row.B), fmtDelta(row.Delta))
+				fmtCenter(row.B), fmtCI(row.B, r.Confidence), fmtN(row.B), compare.FormatDelta(row.Delta))
 			if tested {
-				cells = append(cells, fmtP(row.P))
+				cells = append(cells, compare.FormatP(row.P))
 			}
 			if holm {
-				cells = append(cells, fmtP(row.PAdjusted))
+				cells = append(cells, compare.FormatP(row.PAdjusted))
 			}
 			if tested {
-				cells = append(cells, fmtP(secondary(row)))
+				cells = append(cells, compare.FormatP(secondary(row)))
 			}
 			cells = append(cells, fmtVerdict(row.Verdict))
 			verdicts[len(g.rows)] = row.Verdict
@@ -709,25 +577,25 @@ func mdEscape(s string) string {
 
 // WriteMarkdown writes the report as GitHub-flavoured Markdown: the sides,
 // the configuration diff as a list, one table per metric, and the warnings.
-func WriteMarkdown(w io.Writer, r *Report) error {
+func WriteMarkdown(w io.Writer, r *compare.Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**A:** %s  \n**B:** %s\n", mdEscape(sideLine(r.A)), mdEscape(sideLine(r.B)))
+	fmt.Fprintf(&b, "**A:** %s  \n**B:** %s\n", mdEscape(SideLine(r.A)), mdEscape(SideLine(r.B)))
 	b.WriteString("\n### Configuration\n\n")
 	if len(r.Config) == 0 {
 		b.WriteString("No differences.\n")
 	}
 	for _, c := range r.Config {
-		fmt.Fprintf(&b, "- `%s`: `%s` → `%s`", c.Path, showValue(c.Old, 12), showValue(c.New, 12))
+		fmt.Fprintf(&b, "- `%s`: `%s` → `%s`", c.Path, compare.ShowValue(c.Old), compare.ShowValue(c.New))
 		if len(c.Points) > 0 {
 			fmt.Fprintf(&b, " (%s)", mdEscape(strings.Join(c.Points, ", ")))
 		}
 		b.WriteString("\n")
 	}
-	single, holm, tested := r.singlePoint(), r.holmApplied(), r.tested()
+	single, holm, tested := r.SinglePoint(), r.HolmApplied(), r.Tested()
 	for _, t := range r.Tables {
 		fmt.Fprintf(&b, "\n### %s\n\n", mdEscape(t.Metric))
 		title := describeTable(t)
-		fmt.Fprintf(&b, "%s; %s ± %s%% CI.\n\n", mdEscape(strings.TrimSuffix(strings.TrimPrefix(title, t.Metric+" ("), ")")), r.Center, fmtLevel(r.Confidence*100))
+		fmt.Fprintf(&b, "%s; %s ± %s%% CI.\n\n", mdEscape(strings.TrimSuffix(strings.TrimPrefix(title, t.Metric+" ("), ")")), r.Center, compare.FormatLevel(r.Confidence*100))
 		var head, align []string
 		if !single {
 			head, align = append(head, "point"), append(align, "---")
@@ -746,13 +614,13 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		head, align = append(head, "verdict"), append(align, ":-:")
 		b.WriteString("| " + strings.Join(head, " | ") + " |\n")
 		b.WriteString("|" + strings.Join(align, "|") + "|\n")
-		row := func(row Row, geo bool) {
+		row := func(row compare.Row, geo bool) {
 			var cells []string
 			if !single {
 				cells = append(cells, mdEscape(row.Point))
 			}
 			if geo {
-				cells = append(cells, fmtNum(row.A.Center), "", fmtNum(row.B.Center), "", fmtDelta(row.Delta))
+				cells = append(cells, compare.FormatNum(row.A.Center), "", compare.FormatNum(row.B.Center), "", compare.FormatDelta(row.Delta))
 				if tested {
 					cells = append(cells, "")
 				}
@@ -764,21 +632,21 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				}
 				cells = append(cells, "")
 			} else {
-				cell := func(s Summary) string {
+				cell := func(s compare.Summary) string {
 					if s.N == 0 {
 						return "–"
 					}
 					return fmtCenter(s) + " " + fmtCI(s, r.Confidence)
 				}
-				cells = append(cells, cell(row.A), fmtN(row.A), cell(row.B), fmtN(row.B), fmtDelta(row.Delta))
+				cells = append(cells, cell(row.A), fmtN(row.A), cell(row.B), fmtN(row.B), compare.FormatDelta(row.Delta))
 				if tested {
-					cells = append(cells, fmtP(row.P))
+					cells = append(cells, compare.FormatP(row.P))
 				}
 				if holm {
-					cells = append(cells, fmtP(row.PAdjusted))
+					cells = append(cells, compare.FormatP(row.PAdjusted))
 				}
 				if tested {
-					cells = append(cells, fmtP(secondary(row)))
+					cells = append(cells, compare.FormatP(secondary(row)))
 				}
 				cells = append(cells, mdEscape(fmtVerdict(row.Verdict)))
 			}
@@ -829,7 +697,7 @@ var CSVHeader = []string{"metric", "name", "test", "unit", "direction", "point",
 // "geomean" line per table that has one, under [CSVHeader]. Numbers have
 // full precision; a missing number is an empty field. The configuration
 // diff and the warnings are not part of the CSV form.
-func WriteCSV(w io.Writer, r *Report) error {
+func WriteCSV(w io.Writer, r *compare.Report) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
@@ -840,7 +708,7 @@ func WriteCSV(w io.Writer, r *Report) error {
 		}
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	n := func(s Summary) string {
+	n := func(s compare.Summary) string {
 		if s.N == 0 {
 			return ""
 		}
@@ -895,23 +763,23 @@ func (v jnum) MarshalJSON() ([]byte, error) {
 const JSONVersion = 1
 
 type jsonReport struct {
-	Version    int            `json:"version"`
-	A          jsonSide       `json:"a"`
-	B          jsonSide       `json:"b"`
-	Center     string         `json:"center"`
-	Test       string         `json:"test"`
-	Correction string         `json:"correction"`
-	Alpha      float64        `json:"alpha"`
-	Confidence float64        `json:"confidence"`
-	Power      float64        `json:"power"`
-	Config     []Change       `json:"config"`
-	Mismatches []jsonMismatch `json:"mismatches"`
-	Tables     []jsonTable    `json:"tables"`
-	OnlyA      []string       `json:"onlyA"`
-	OnlyB      []string       `json:"onlyB"`
-	Notes      []string       `json:"notes"`
-	Warnings   []jsonWarning  `json:"warnings"`
-	Untested   string         `json:"untested,omitempty"`
+	Version    int              `json:"version"`
+	A          jsonSide         `json:"a"`
+	B          jsonSide         `json:"b"`
+	Center     string           `json:"center"`
+	Test       string           `json:"test"`
+	Correction string           `json:"correction"`
+	Alpha      float64          `json:"alpha"`
+	Confidence float64          `json:"confidence"`
+	Power      float64          `json:"power"`
+	Config     []compare.Change `json:"config"`
+	Mismatches []jsonMismatch   `json:"mismatches"`
+	Tables     []jsonTable      `json:"tables"`
+	OnlyA      []string         `json:"onlyA"`
+	OnlyB      []string         `json:"onlyB"`
+	Notes      []string         `json:"notes"`
+	Warnings   []jsonWarning    `json:"warnings"`
+	Untested   string           `json:"untested,omitempty"`
 	// Quality is the quality measured against a baseline, per point
 	// (absent when no side measured any).
 	Quality []jsonQuality `json:"quality,omitempty"`
@@ -1009,7 +877,7 @@ type jsonWarning struct {
 	Message string `json:"message"`
 }
 
-func toJSONSide(s SideSummary) jsonSide {
+func toJSONSide(s compare.SideSummary) jsonSide {
 	exps := s.Experiments
 	if exps == nil {
 		exps = []string{}
@@ -1017,7 +885,7 @@ func toJSONSide(s SideSummary) jsonSide {
 	return jsonSide{s.Label, s.Runs, s.Used, s.Points, exps, s.First.UTC(), s.Last.UTC()}
 }
 
-func toJSONSummary(s Summary) jsonSummary {
+func toJSONSummary(s compare.Summary) jsonSummary {
 	samples := make([]jnum, len(s.Samples))
 	for i, v := range s.Samples {
 		samples[i] = jnum(v)
@@ -1045,10 +913,10 @@ func orEmpty[T any](x []T) []T {
 // WriteJSON writes the report as one indented JSON object. The field names
 // are stable and documented in the package documentation; numbers that do
 // not exist (no interval, no test) are null.
-func WriteJSON(w io.Writer, r *Report) error {
+func WriteJSON(w io.Writer, r *compare.Report) error {
 	out := jsonReport{
 		Version: JSONVersion, A: toJSONSide(r.A), B: toJSONSide(r.B),
-		Center: string(r.Center), Test: r.decidingTest(), Correction: "holm",
+		Center: string(r.Center), Test: decidingTest(r), Correction: "holm",
 		Alpha: r.Alpha, Confidence: r.Confidence, Power: r.Power,
 		Config: orEmpty(r.Config), Mismatches: []jsonMismatch{}, Tables: []jsonTable{},
 		OnlyA: orEmpty(r.OnlyA), OnlyB: orEmpty(r.OnlyB), Notes: orEmpty(r.Notes), Warnings: []jsonWarning{},
@@ -1059,7 +927,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 	}
 	for _, q := range r.Quality {
 		jq := jsonQuality{Point: q.Point, A: q.A, B: q.B, NotComparable: q.NotComparable, Verdict: string(q.Verdict)}
-		if q.Verdict != NoVerdict {
+		if q.Verdict != compare.NoVerdict {
 			d := q.Delta
 			jq.DeltaKLD = &d
 		}
@@ -1089,12 +957,4 @@ func WriteJSON(w io.Writer, r *Report) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
-}
-
-// ComparePointValues orders two points by their swept values: numbers by
-// value, then strings, as diff and log list them.
-func ComparePointValues(a, b map[string]any) int {
-	_, sa := sweptKey(a)
-	_, sb := sweptKey(b)
-	return comparePoints(&point{swept: sa}, &point{swept: sb})
 }
