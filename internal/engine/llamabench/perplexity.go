@@ -135,3 +135,59 @@ func parseStat(s string) (float64, error) {
 	}
 	return strconv.ParseFloat(s, 64)
 }
+
+// PerplexityRun is what [JudgePerplexity] reads of a finished run of
+// llama-perplexity, or of a runner that prints its format (node-llama-cpp's
+// rigor-quality.mjs).
+type PerplexityRun struct {
+	// Program names the process in errors: "llama-perplexity".
+	Program string
+	// Tool is what the record's quality.measured.tool says.
+	Tool string
+	// Ctx is the context of each chunk; WriteBase marks the baseline's
+	// run, which writes the reference and measures nothing.
+	Ctx       int
+	WriteBase bool
+	// How the process ended and what it printed.
+	ExitCode       int
+	Signaled       bool
+	Stdout, Stderr []byte
+}
+
+// JudgePerplexity is the quality judgement of every family whose runner
+// prints llama-perplexity's format. A process that failed is an error with
+// its status and the last line of its stderr. A base run measures nothing
+// and must end with "Final estimate: PPL = …". A comparison run gives
+// [ParseKLDivergence]'s statistics, the tool, and the tokens scored: the
+// second half of each chunk's context but one, as llama-perplexity scores.
+func JudgePerplexity(r PerplexityRun) (*results.QualityMeasured, error) {
+	if r.ExitCode != 0 || r.Signaled {
+		return nil, fmt.Errorf("%s exited with status %d%s", r.Program, r.ExitCode, stderrTail(r.Stderr))
+	}
+	if r.WriteBase {
+		if _, _, ok := FinalEstimate(r.Stderr); !ok {
+			return nil, fmt.Errorf("%s printed no \"Final estimate: PPL = …\"%s", r.Program, stderrTail(r.Stderr))
+		}
+		return nil, nil
+	}
+	q, err := ParseKLDivergence(r.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("%s %w", r.Program, err)
+	}
+	q.Tool = r.Tool
+	q.Tokens = q.Chunks * (r.Ctx - 1 - r.Ctx/2)
+	return q, nil
+}
+
+// stderrTail is ": " and the last line of a process's stderr, or "" when
+// it printed nothing.
+func stderrTail(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}

@@ -69,3 +69,48 @@ func TestFinalEstimate(t *testing.T) {
 		t.Error("no estimate read as one")
 	}
 }
+
+// TestJudgePerplexity: the one judgement of a llama-perplexity-format run
+// that llama.cpp's and node-llama-cpp's JudgeQuality share (issue 23's D8):
+// a failed process by its status and stderr's last line, a base run by its
+// "Final estimate", a comparison run by its statistics and the tokens
+// scored (the second half of each chunk's context but one).
+func TestJudgePerplexity(t *testing.T) {
+	b, err := os.ReadFile("testdata/kld-upstream.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := PerplexityRun{Program: "prog", Tool: "the tool", Ctx: 512, Stdout: b}
+	q, err := JudgePerplexity(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Tokens != 3*255 || q.Tool != "the tool" || q.KLD != 0.008114 {
+		t.Errorf("tokens %d tool %q KLD %g, want 765, the tool, 0.008114", q.Tokens, q.Tool, q.KLD)
+	}
+
+	failed := run
+	failed.ExitCode, failed.Stderr = 1, []byte("loading\nkl_divergence: inconsistent vocabulary (259 vs 32000)\n\n")
+	if _, err := JudgePerplexity(failed); err == nil || err.Error() != "prog exited with status 1: kl_divergence: inconsistent vocabulary (259 vs 32000)" {
+		t.Errorf("failed run: %v", err)
+	}
+	killed := run
+	killed.Signaled, killed.ExitCode = true, -1
+	if _, err := JudgePerplexity(killed); err == nil || err.Error() != "prog exited with status -1" {
+		t.Errorf("killed run: %v", err)
+	}
+	garbled := run
+	garbled.Stdout = []byte("nothing\n")
+	if _, err := JudgePerplexity(garbled); err == nil || !strings.HasPrefix(err.Error(), "prog printed no") {
+		t.Errorf("run without statistics: %v", err)
+	}
+
+	base := PerplexityRun{Program: "prog", Ctx: 512, WriteBase: true, Stderr: []byte("Final estimate: PPL = 8.3526 +/- 0.76123\n")}
+	if q, err := JudgePerplexity(base); q != nil || err != nil {
+		t.Errorf("base run: %v, %v; want nothing measured, no error", q, err)
+	}
+	base.Stderr = []byte("out of memory\n")
+	if _, err := JudgePerplexity(base); err == nil || err.Error() != `prog printed no "Final estimate: PPL = …": out of memory` {
+		t.Errorf("base run without estimate: %v", err)
+	}
+}

@@ -1,10 +1,8 @@
 package llamacpp
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/rigorbench/rigor/internal/engine"
 	"github.com/rigorbench/rigor/internal/engine/llamabench"
@@ -52,22 +50,8 @@ func (e Engine) QualityPlan(p *spec.Point, in engine.Inputs, job engine.QualityJ
 // its "Final estimate"; a --kl-divergence run must print the statistics
 // blocks (it prints none below 100 scored tokens).
 func (e Engine) JudgeQuality(job engine.QualityJob, f engine.Finished) (*results.QualityMeasured, error) {
-	if f.ExitCode != 0 || f.Signaled {
-		return nil, fmt.Errorf("%s exited with status %d%s", PerplexityProgram, f.ExitCode, lastLine(f.Stderr))
-	}
-	if job.WriteBase {
-		if _, _, ok := llamabench.FinalEstimate(f.Stderr); !ok {
-			return nil, fmt.Errorf("%s printed no \"Final estimate: PPL = …\"%s", PerplexityProgram, lastLine(f.Stderr))
-		}
-		return nil, nil
-	}
-	q, err := llamabench.ParseKLDivergence(f.Stdout)
-	if err != nil {
-		return nil, fmt.Errorf("%s %w", PerplexityProgram, err)
-	}
-	q.Tool = PerplexityProgram
-	q.Tokens = q.Chunks * (job.Ctx - 1 - job.Ctx/2)
-	return q, nil
+	return llamabench.JudgePerplexity(llamabench.PerplexityRun{Program: PerplexityProgram, Tool: PerplexityProgram,
+		Ctx: job.Ctx, WriteBase: job.WriteBase, ExitCode: f.ExitCode, Signaled: f.Signaled, Stdout: f.Stdout, Stderr: f.Stderr})
 }
 
 // ReferenceBytes is the size of llama-perplexity's base file: per scored
@@ -76,15 +60,4 @@ func (e Engine) JudgeQuality(job engine.QualityJob, f engine.Finished) (*results
 func (Engine) ReferenceBytes(nVocab, ctx, chunks int64) int64 {
 	nv := 2*((nVocab+1)/2) + 4
 	return 20 + chunks*ctx*4 + chunks*(ctx-1-ctx/2)*nv*2
-}
-
-func lastLine(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	if s == "" {
-		return ""
-	}
-	return ": " + s
 }

@@ -1,9 +1,7 @@
 package nodellama
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/rigorbench/rigor/internal/engine"
 	"github.com/rigorbench/rigor/internal/engine/llamabench"
@@ -50,22 +48,8 @@ func (Engine) QualityPlan(p *spec.Point, in engine.Inputs, job engine.QualityJob
 // JudgeQuality reads the quality runner's output, which is
 // llama-perplexity's format.
 func (Engine) JudgeQuality(job engine.QualityJob, f engine.Finished) (*results.QualityMeasured, error) {
-	if f.ExitCode != 0 || f.Signaled {
-		return nil, fmt.Errorf("%s exited with status %d%s", QualityFile, f.ExitCode, tailLine(f.Stderr))
-	}
-	if job.WriteBase {
-		if _, _, ok := llamabench.FinalEstimate(f.Stderr); !ok {
-			return nil, fmt.Errorf("%s printed no \"Final estimate: PPL = …\"%s", QualityFile, tailLine(f.Stderr))
-		}
-		return nil, nil
-	}
-	q, err := llamabench.ParseKLDivergence(f.Stdout)
-	if err != nil {
-		return nil, fmt.Errorf("%s %w", QualityFile, err)
-	}
-	q.Tool = QualityTool
-	q.Tokens = q.Chunks * (job.Ctx - 1 - job.Ctx/2)
-	return q, nil
+	return llamabench.JudgePerplexity(llamabench.PerplexityRun{Program: QualityFile, Tool: QualityTool,
+		Ctx: job.Ctx, WriteBase: job.WriteBase, ExitCode: f.ExitCode, Signaled: f.Signaled, Stdout: f.Stdout, Stderr: f.Stderr})
 }
 
 // ReferenceBytes is the size of a baseline's reference: float32
@@ -73,12 +57,4 @@ func (Engine) JudgeQuality(job engine.QualityJob, f engine.Finished) (*results.Q
 // chunks' tokens.
 func (Engine) ReferenceBytes(nVocab, ctx, chunks int64) int64 {
 	return 20 + chunks*ctx*4 + chunks*(ctx-1-ctx/2)*nVocab*4
-}
-
-// tailLine is ": " and the last line of the runner's stderr, or "".
-func tailLine(b []byte) string {
-	if l := lastLine(strings.TrimSpace(string(b))); l != "" {
-		return ": " + l
-	}
-	return ""
 }
