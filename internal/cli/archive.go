@@ -227,24 +227,44 @@ func (e *env) engineItem(t *archiveTarget, p *engine.Prepared) *archiveItem {
 	return it
 }
 
-func archiveContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// archiveSession is what push, pull and check start from: the archive
+// (required), the experiments' targets, and a context that an interrupt
+// cancels, in which the registry answered a ping. stop releases the
+// signal handler.
+type archiveSession struct {
+	a       *archive.Archive
+	targets []*archiveTarget
+	ctx     context.Context
+	stop    context.CancelFunc
+}
+
+// startArchive opens the archive, reads the experiments (missingOK: a
+// lock stale only because its local model files are missing is accepted,
+// for pull and check) and pings the registry.
+func (e *env) startArchive(ids []string, missingOK bool) (*archiveSession, error) {
+	a, err := e.openArchive(true)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := e.archiveExperiments(ids, missingOK)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if err := a.Ping(ctx); err != nil {
+		stop()
+		return nil, archiveError(err)
+	}
+	return &archiveSession{a: a, targets: ts, ctx: ctx, stop: stop}, nil
 }
 
 func (c *archivePushCmd) Run(e *env) error {
-	a, err := e.openArchive(true)
+	s, err := e.startArchive(c.IDs, false)
 	if err != nil {
 		return err
 	}
-	ts, err := e.archiveExperiments(c.IDs, false)
-	if err != nil {
-		return err
-	}
-	ctx, stop := archiveContext()
-	defer stop()
-	if err := a.Ping(ctx); err != nil {
-		return archiveError(err)
-	}
+	defer s.stop()
+	a, ts, ctx := s.a, s.targets, s.ctx
 	var sent, had int
 	var bytes int64
 	start := time.Now()
@@ -356,19 +376,12 @@ func archiveError(err error) error {
 }
 
 func (c *archivePullCmd) Run(e *env) error {
-	a, err := e.openArchive(true)
+	s, err := e.startArchive(c.IDs, true)
 	if err != nil {
 		return err
 	}
-	ts, err := e.archiveExperiments(c.IDs, true)
-	if err != nil {
-		return err
-	}
-	ctx, stop := archiveContext()
-	defer stop()
-	if err := a.Ping(ctx); err != nil {
-		return archiveError(err)
-	}
+	defer s.stop()
+	a, ts, ctx := s.a, s.targets, s.ctx
 	start := time.Now()
 	for _, t := range ts {
 		r := e.runner(t.root)
@@ -441,19 +454,12 @@ func (e *env) fetchModel(ctx context.Context, a *archive.Archive, t *archiveTarg
 }
 
 func (c *archiveCheckCmd) Run(e *env) error {
-	a, err := e.openArchive(true)
+	s, err := e.startArchive(c.IDs, true)
 	if err != nil {
 		return err
 	}
-	ts, err := e.archiveExperiments(c.IDs, true)
-	if err != nil {
-		return err
-	}
-	ctx, stop := archiveContext()
-	defer stop()
-	if err := a.Ping(ctx); err != nil {
-		return archiveError(err)
-	}
+	defer s.stop()
+	a, ts, ctx := s.a, s.targets, s.ctx
 	var items []*archiveItem
 	for _, t := range ts {
 		r := e.runner(t.root)
