@@ -145,29 +145,11 @@ func ParseNvidiaPowerLimits(out []byte) (map[int][2]float64, error) {
 // and power (XPUM_STATS_POWER, W) from `xpu-smi stats -d N -j`, summing
 // the tiles when the device level lacks them.
 func ParseXPUSMIEnergy(out []byte) (reading, error) {
-	type metric struct {
-		Type  string      `json:"metrics_type"`
-		Value json.Number `json:"value"`
-	}
-	var d struct {
-		DeviceID    json.Number `json:"device_id"`
-		DeviceLevel []metric    `json:"device_level"`
-		TileLevel   []struct {
-			DataList []metric `json:"data_list"`
-		} `json:"tile_level"`
-		Error string `json:"error"`
-	}
-	if err := decodeJSON(out, &d); err != nil {
-		return reading{}, fmt.Errorf("parsing xpu-smi stats: %w", err)
-	}
-	if d.Error != "" {
-		return reading{}, fmt.Errorf("xpu-smi stats: %s", d.Error)
-	}
-	id, err := strconv.Atoi(d.DeviceID.String())
+	d, err := decodeXPUSMIStats(out)
 	if err != nil {
-		return reading{}, fmt.Errorf("parsing xpu-smi stats: device_id %q is not a number", d.DeviceID)
+		return reading{}, err
 	}
-	sum := func(ms []metric, typ string) (float64, bool) {
+	sum := func(ms []xpuMetric, typ string) (float64, bool) {
 		for _, m := range ms {
 			if m.Type == typ {
 				if v, err := m.Value.Float64(); err == nil {
@@ -178,13 +160,13 @@ func ParseXPUSMIEnergy(out []byte) (reading, error) {
 		return 0, false
 	}
 	get := func(typ string) *float64 {
-		if v, ok := sum(d.DeviceLevel, typ); ok {
+		if v, ok := sum(d.Device, typ); ok {
 			return &v
 		}
 		var tot float64
 		found := false
-		for _, t := range d.TileLevel {
-			if v, ok := sum(t.DataList, typ); ok {
+		for _, t := range d.Tiles {
+			if v, ok := sum(t, typ); ok {
 				tot += v
 				found = true
 			}
@@ -194,7 +176,7 @@ func ParseXPUSMIEnergy(out []byte) (reading, error) {
 		}
 		return nil
 	}
-	r := reading{name: "gpu" + strconv.Itoa(id), kind: "gpu", source: "xpu-smi",
+	r := reading{name: "gpu" + strconv.Itoa(d.ID), kind: "gpu", source: "xpu-smi",
 		counterJ: get("XPUM_STATS_ENERGY"), powerW: get("XPUM_STATS_POWER")}
 	if r.counterJ == nil && r.powerW == nil {
 		r.unavailable = "xpu-smi stats reports neither XPUM_STATS_ENERGY nor XPUM_STATS_POWER for this GPU"

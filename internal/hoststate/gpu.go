@@ -196,30 +196,12 @@ func ParseXPUSMIDiscovery(out []byte) ([]int, error) {
 // (in bytes in xpumd's REST form, which is accepted too). A figure missing at device level is
 // taken from the tiles (the highest temperature and power, summed memory).
 func ParseXPUSMIStats(out []byte) (GPU, error) {
-	type metric struct {
-		Type  string      `json:"metrics_type"`
-		Value json.Number `json:"value"`
-	}
-	var d struct {
-		DeviceID    json.Number `json:"device_id"`
-		DeviceLevel []metric    `json:"device_level"`
-		TileLevel   []struct {
-			DataList []metric `json:"data_list"`
-		} `json:"tile_level"`
-		Error string `json:"error"`
-	}
-	if err := decodeJSON(out, &d); err != nil {
-		return GPU{}, fmt.Errorf("parsing xpu-smi stats: %w", err)
-	}
-	if d.Error != "" {
-		return GPU{}, fmt.Errorf("xpu-smi stats: %s", d.Error)
-	}
-	id, err := strconv.Atoi(d.DeviceID.String())
+	d, err := decodeXPUSMIStats(out)
 	if err != nil {
-		return GPU{}, fmt.Errorf("parsing xpu-smi stats: device_id %q is not a number", d.DeviceID)
+		return GPU{}, err
 	}
-	g := GPU{Index: id, Source: "xpu-smi"}
-	set := func(ms []metric, tile bool) {
+	g := GPU{Index: d.ID, Source: "xpu-smi"}
+	set := func(ms []xpuMetric, tile bool) {
 		for _, m := range ms {
 			v, err := m.Value.Float64()
 			if err != nil {
@@ -254,13 +236,57 @@ func ParseXPUSMIStats(out []byte) (GPU, error) {
 			}
 		}
 	}
-	set(d.DeviceLevel, false)
+	set(d.Device, false)
 	if g.TempC == 0 && g.PowerW == 0 && g.MemUsedMiB == 0 {
-		for _, t := range d.TileLevel {
-			set(t.DataList, true)
+		for _, t := range d.Tiles {
+			set(t, true)
 		}
 	}
 	return g, nil
+}
+
+// xpuMetric is one figure of `xpu-smi stats -d N -j`.
+type xpuMetric struct {
+	Type  string      `json:"metrics_type"`
+	Value json.Number `json:"value"`
+}
+
+// xpuStats is `xpu-smi stats -d N -j` decoded: the device's id, its
+// device-level figures and each tile's.
+type xpuStats struct {
+	ID     int
+	Device []xpuMetric
+	Tiles  [][]xpuMetric
+}
+
+// decodeXPUSMIStats is the one reading of `xpu-smi stats -d N -j` that
+// the machine state ([ParseXPUSMIStats]) and the energy meter
+// ([ParseXPUSMIEnergy]) share: an error the tool reports in its JSON
+// ("error") is an error, and so is a device_id that is not a number.
+func decodeXPUSMIStats(out []byte) (xpuStats, error) {
+	var d struct {
+		DeviceID    json.Number `json:"device_id"`
+		DeviceLevel []xpuMetric `json:"device_level"`
+		TileLevel   []struct {
+			DataList []xpuMetric `json:"data_list"`
+		} `json:"tile_level"`
+		Error string `json:"error"`
+	}
+	if err := decodeJSON(out, &d); err != nil {
+		return xpuStats{}, fmt.Errorf("parsing xpu-smi stats: %w", err)
+	}
+	if d.Error != "" {
+		return xpuStats{}, fmt.Errorf("xpu-smi stats: %s", d.Error)
+	}
+	id, err := strconv.Atoi(d.DeviceID.String())
+	if err != nil {
+		return xpuStats{}, fmt.Errorf("parsing xpu-smi stats: device_id %q is not a number", d.DeviceID)
+	}
+	s := xpuStats{ID: id, Device: d.DeviceLevel}
+	for _, t := range d.TileLevel {
+		s.Tiles = append(s.Tiles, t.DataList)
+	}
+	return s, nil
 }
 
 var (

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -147,5 +148,31 @@ func TestParseProc(t *testing.T) {
 	}
 	if n := countCPUList("0-3,6,8-9"); n != 7 {
 		t.Errorf("cpu list: got %d, want 7", n)
+	}
+}
+
+// TestDecodeXPUSMIStats: `xpu-smi stats -j` is read once for the machine
+// state and the energy meter alike (issue 23, D3): the same device, the
+// tiles' figures kept apart, and the tool's own error refused by both.
+func TestDecodeXPUSMIStats(t *testing.T) {
+	d, err := decodeXPUSMIStats(fixture(t, "xpu-smi/stats-max1550-tiles.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := ParseXPUSMIStats(fixture(t, "xpu-smi/stats-max1550-tiles.json"))
+	r, _ := ParseXPUSMIEnergy(fixture(t, "xpu-smi/stats-max1550-tiles.json"))
+	if len(d.Tiles) != 2 || g.Index != d.ID || r.name != "gpu"+strconv.Itoa(d.ID) {
+		t.Errorf("tiles %d, ids %d, %d, %s", len(d.Tiles), d.ID, g.Index, r.name)
+	}
+	for _, f := range []func([]byte) error{
+		func(b []byte) error { _, err := ParseXPUSMIStats(b); return err },
+		func(b []byte) error { _, err := ParseXPUSMIEnergy(b); return err },
+	} {
+		if err := f(fixture(t, "xpu-smi/error-level-zero.json")); err == nil || !strings.Contains(err.Error(), "xpu-smi stats: Level Zero Initialization Error") {
+			t.Errorf("xpu-smi's error: got %v, want it quoted", err)
+		}
+		if err := f([]byte(`{"device_level": []}`)); err == nil || err.Error() != `parsing xpu-smi stats: device_id "" is not a number` {
+			t.Errorf("device_id: got %v", err)
+		}
 	}
 }
