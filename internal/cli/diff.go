@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +19,6 @@ import (
 	reportsite "github.com/rigorbench/rigor/internal/report"
 	"github.com/rigorbench/rigor/internal/report/text"
 	"github.com/rigorbench/rigor/internal/results"
-	"github.com/rigorbench/rigor/internal/rig"
 	"github.com/rigorbench/rigor/internal/spec"
 	"github.com/rigorbench/rigor/internal/suggest"
 )
@@ -322,29 +320,11 @@ func history(store *results.Store, sides ...compare.Side) []results.Run {
 				continue
 			}
 			for _, x := range sums {
-				out = append(out, historyRun(x))
+				out = append(out, compare.HistoryRun(x))
 			}
 		}
 	}
 	return out
-}
-
-// historyRun is the part of a run compare's history reads, from its index
-// summary: identity, status, invocation, lock, host, swept values and each
-// metric's mean.
-func historyRun(x *results.Summary) results.Run {
-	r := results.Run{ID: x.ID, Experiment: x.Experiment, Point: x.Point, Status: x.Status, Invocation: x.Invocation}
-	if d := x.Detail; d != nil {
-		r.LockDigest = d.LockDigest
-		r.Rig = &rig.Rig{Hostname: d.Host}
-		if d.Swept != "" {
-			json.Unmarshal([]byte(d.Swept), &r.Swept)
-		}
-	}
-	for _, m := range x.Metrics {
-		r.Metrics = append(r.Metrics, results.Metric{Name: m.Name, Test: m.Test, Unit: m.Unit, Value: m.Mean, Samples: []float64{m.Mean}})
-	}
-	return r
 }
 
 // parseDetect reads --detect: a change in percent, "2%" or "2".

@@ -95,19 +95,24 @@ func (c *reportCmd) Run(e *env) error {
 // which records each experiment has and their stats, and an experiment
 // whose records are those the earlier report in the same directory was
 // built from (by this very rigor binary) keeps its pages; only the others
-// are read, a few experiments at a time, and built (issue 30).
+// are built, a few experiments at a time, from the index's summaries of
+// their runs (a record is read only where a page needs it whole), and
+// their pages written as they are drawn (issue 30).
 func (c *reportCmd) runAll(e *env, store *results.Store) error {
 	sums, warnings, err := store.Summaries(results.Filter{})
 	if err != nil {
 		return err
 	}
+	said := map[string]bool{}
+	dedupErrors(said, warnings)
 	e.warn(warnings)
 	if len(sums) == 0 {
 		return withHint(fmt.Errorf("no recorded runs in %s/", results.Dir), "'rigor run ID' records a run; 'rigor import FILE' imports results kept elsewhere")
 	}
 	type exp struct {
-		paths []string
+		dirs  []string
 		stats []string
+		runs  int
 		sums  []*results.Summary
 	}
 	byExp := map[string]*exp{}
@@ -122,8 +127,15 @@ func (c *reportCmd) runAll(e *env, store *results.Store) error {
 			g = &exp{}
 			byExp[x.Experiment] = g
 		}
-		g.paths = append(g.paths, x.Path)
+		rel, err := filepath.Rel(store.Dir, filepath.Dir(x.Path))
+		if err != nil {
+			return err
+		}
+		if d := filepath.ToSlash(rel); !slices.Contains(g.dirs, d) {
+			g.dirs = append(g.dirs, d)
+		}
 		g.stats = append(g.stats, x.Path+" "+x.StatKey())
+		g.runs++
 		g.sums = append(g.sums, x)
 		byPkg[path.Dir(x.Experiment)] = append(byPkg[path.Dir(x.Experiment)], x.Path+" "+x.StatKey())
 	}
@@ -131,31 +143,44 @@ func (c *reportCmd) runAll(e *env, store *results.Store) error {
 	for pkg, stats := range byPkg {
 		pkgKeys[pkg] = groupKey(stats)
 	}
+	sums = nil
 	var mu sync.Mutex
 	var loadWarnings []error
+	load := func(x *results.Summary) (*results.Run, error) { return results.Load(x.Path) }
 	groups := make([]reportsite.Group, 0, len(byExp))
 	for id, g := range byExp {
-		groups = append(groups, reportsite.Group{ID: id, Key: groupKey(g.stats), Runs: len(g.paths), Load: func() ([]*results.Run, error) {
-			runs, warnings := store.LoadFiles(g.paths)
-			mu.Lock()
-			loadWarnings = append(loadWarnings, warnings...)
-			mu.Unlock()
-			return runs, nil
-		}, PeersKey: pkgKeys[path.Dir(id)], Peers: func() ([]*results.Run, error) {
-			var paths []string
-			for other, o := range byExp {
-				if other != id && path.Dir(other) == path.Dir(id) {
-					for _, x := range results.LatestSummaries(o.sums) {
-						paths = append(paths, x.Path)
+		groups = append(groups, reportsite.Group{ID: id, Key: groupKey(g.stats), Runs: g.runs, Load: load,
+			Summaries: func() ([]*results.Summary, error) {
+				all, warnings, err := store.DetailsIn(g.dirs)
+				if err != nil {
+					return nil, err
+				}
+				mu.Lock()
+				loadWarnings = append(loadWarnings, warnings...)
+				mu.Unlock()
+				out := all[:0]
+				for _, x := range all {
+					if x.Experiment == id {
+						out = append(out, x)
 					}
 				}
-			}
-			runs, warnings := store.LoadFiles(paths)
-			mu.Lock()
-			loadWarnings = append(loadWarnings, warnings...)
-			mu.Unlock()
-			return runs, nil
-		}})
+				return out, nil
+			},
+			PeersKey: pkgKeys[path.Dir(id)], Peers: func() ([]*results.Run, error) {
+				var paths []string
+				for other, o := range byExp {
+					if other != id && path.Dir(other) == path.Dir(id) {
+						for _, x := range results.LatestSummaries(o.sums) {
+							paths = append(paths, x.Path)
+						}
+					}
+				}
+				runs, warnings := store.LoadFiles(paths)
+				mu.Lock()
+				loadWarnings = append(loadWarnings, warnings...)
+				mu.Unlock()
+				return runs, nil
+			}})
 	}
 	format := reportFormat()
 	orders := bisectOrders(store.Dir)
@@ -165,12 +190,34 @@ func (c *reportCmd) runAll(e *env, store *results.Store) error {
 			groups[i].Key += " " + strings.Join(o, ",")
 		}
 	}
-	site, err := reportsite.BuildGroups(groups, reportsite.ReadCache(c.Output, format), reportsite.Options{Title: c.Title, Version: Version, Format: format, CommitOrder: orders})
-	e.warn(loadWarnings)
+	site, err := reportsite.WriteGroups(c.Output, groups, reportsite.ReadCache(c.Output, format), reportsite.Options{Title: c.Title, Version: Version, Format: format, CommitOrder: orders})
+	e.warn(dedupErrors(said, loadWarnings))
 	if err != nil {
-		return err
+		return writeError(err)
 	}
-	return c.write(e, site)
+	c.said(e, site)
+	return nil
+}
+
+// dedupErrors is the warnings of errs not in seen, which it adds them
+// to: a record the first listing could not summarize is left out of every
+// later listing too, and said once.
+func dedupErrors(seen map[string]bool, errs []error) []error {
+	key := func(err error) string {
+		var le *results.LoadError
+		if errors.As(err, &le) {
+			return le.Path
+		}
+		return err.Error()
+	}
+	var out []error
+	for _, err := range errs {
+		if k := key(err); !seen[k] {
+			seen[k] = true
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 // groupKey is an experiment's key for the report's cache: its record
@@ -207,20 +254,31 @@ func reportFormat() string {
 // write writes the site into -o and says what it holds.
 func (c *reportCmd) write(e *env, site *reportsite.Site) error {
 	if err := site.Write(c.Output); err != nil {
-		var de *reportsite.DirError
-		if errors.As(err, &de) {
-			return withHint(err, "choose a new directory with -o, or remove this one")
-		}
-		var fe *reportsite.FileError
-		if errors.As(err, &fe) {
-			return withHint(err, fmt.Sprintf("move it out of %s, or choose a new directory with -o", fe.Dir))
-		}
-		return err
+		return writeError(err)
 	}
+	c.said(e, site)
+	return nil
+}
+
+// writeError hints at what to do about a report that could not be
+// written.
+func writeError(err error) error {
+	var de *reportsite.DirError
+	if errors.As(err, &de) {
+		return withHint(err, "choose a new directory with -o, or remove this one")
+	}
+	var fe *reportsite.FileError
+	if errors.As(err, &fe) {
+		return withHint(err, fmt.Sprintf("move it out of %s, or choose a new directory with -o", fe.Dir))
+	}
+	return err
+}
+
+// said says what the report in -o holds.
+func (c *reportCmd) said(e *env, site *reportsite.Site) {
 	index := filepath.Join(c.Output, "index.html")
 	fmt.Fprintf(e.stdout, "%s: %s (%d runs), %s, %s\n", index,
 		count(site.Experiments, "experiment"), site.Runs, count(site.Sweeps, "sweep"), count(site.Diffs, "diff"))
-	return nil
 }
 
 func count(n int, what string) string {

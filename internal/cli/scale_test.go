@@ -240,10 +240,12 @@ func TestReport_incremental(t *testing.T) {
 	writeRuns(t, dir, "lab/e5", 1, t0.Add(time.Hour), 900)
 	time.Sleep(2100 * time.Millisecond)
 	third, out3 := report()
-	// The new record is read once by the index (to summarize it) and
-	// once with lab/e5's other 10 to build its pages.
-	if third != 12 {
-		t.Errorf("after a run was added to lab/e5 the report read %d records, want 12: the new one for the index, then lab/e5's 11", third)
+	// The new record is read once by the index (to summarize it), then
+	// lab/e5's pages are built from the index, reading only the runs its
+	// diff page compares: the latest and the previous run of each of its
+	// 5 points (no drift to show).
+	if third != 11 {
+		t.Errorf("after a run was added to lab/e5 the report read %d records, want 11: the new one for the index, then the 10 lab/e5's diff page compares", third)
 	}
 	if !strings.Contains(out3, "(81 runs)") {
 		t.Errorf("the report says %q, want 81 runs", out3)
@@ -261,9 +263,132 @@ func TestReport_incremental(t *testing.T) {
 	// A page deleted by hand is built again, not trusted to the cache.
 	os.Remove(filepath.Join(site, "experiments", "lab", "e0.html"))
 	if n, _ := report(); n != 10 {
-		t.Errorf("with lab/e0's page deleted the report read %d records, want its 10", n)
+		t.Errorf("with lab/e0's page deleted the report read %d records, want the 10 its diff page compares", n)
 	}
 	if _, err := os.Stat(filepath.Join(site, "experiments", "lab", "e0.html")); err != nil {
 		t.Errorf("lab/e0's page was not written again: %v", err)
 	}
+}
+
+// TestReport_readsWhatPagesNeed: with the index warm, a first full report
+// (into a new directory) builds every page from the index's summaries
+// and reads a record only where a page needs it whole: here the latest
+// and the previous run of each point, which the diff pages compare; not
+// the other runs (counts, not times; issue 30).
+func TestReport_readsWhatPagesNeed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cue.mod"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cue.mod", "module.cue"), []byte("module: \"example.com/s@v0\"\nlanguage: version: \"v0.17.0\"\n"), 0o644)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		writeRuns(t, dir, fmt.Sprintf("lab/e%d", i), 50, t0.Add(time.Duration(i)*time.Second), 100*i)
+	}
+	time.Sleep(2100 * time.Millisecond) // past the index's racy window
+	if _, stderr, code := runCLI(t, "-C", dir, "results"); code != 0 {
+		t.Fatal(stderr)
+	}
+	for i, site := range []string{"site", "site2"} {
+		r0 := results.Reads()
+		stdout, stderr, code := runCLI(t, "-C", dir, "report", "-o", filepath.Join(dir, site))
+		if code != 0 {
+			t.Fatalf("report: exit %d\n%s%s", code, stdout, stderr)
+		}
+		if !strings.Contains(stdout, "(150 runs)") {
+			t.Errorf("the report says %q, want 150 runs", stdout)
+		}
+		// 3 experiments of 5 points, 10 runs each.
+		if n := results.Reads().Records - r0.Records; n != 30 {
+			t.Errorf("report %d into a new directory read %d of the 150 records, want 30: the latest and the previous run of each point", i+1, n)
+		}
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "site", "experiments", "lab", "e1.html"))
+	if !strings.Contains(string(a), "50 runs") {
+		t.Errorf("lab/e1's page does not show its 50 runs")
+	}
+}
+
+// TestReport_indexPagesAreTheRecords': the full report builds its pages
+// from the index's summaries, a report of patterns from the records
+// themselves: the pages are the same, byte for byte, for runs with drift
+// (an engine commit that changes), a failed run, a metric's direction
+// and a sweep.
+func TestReport_indexPagesAreTheRecords(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cue.mod"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cue.mod", "module.cue"), []byte("module: \"example.com/s@v0\"\nlanguage: version: \"v0.17.0\"\n"), 0o644)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store := results.Open(dir)
+	ids := writeRuns(t, dir, "lab/a", 25, t0, 0)
+	writeRuns(t, dir, "lab/b", 10, t0.Add(time.Second), 100)
+	for i, id := range ids {
+		if i < 12 && i != 7 {
+			continue
+		}
+		p := store.RecordPath("lab/a", id)
+		r, err := results.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i >= 12 {
+			r.Engine.Commit = fmt.Sprintf("%040x", 2)
+			r.Metrics = append(r.Metrics, results.Metric{Name: "customLoss", Unit: "nats", Direction: "lower", Value: 12, Samples: []float64{11, 12, 13}})
+		}
+		if i == 7 {
+			r.Status, r.Error, r.Metrics = results.StatusFailed, "exit 1", nil
+		}
+		data, err := results.Encode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2100 * time.Millisecond) // past the index's racy window
+	for _, args := range [][]string{{"results"}, {"report", "-o", filepath.Join(dir, "index-site")}, {"report", "lab", "-o", filepath.Join(dir, "record-site")}} {
+		if stdout, stderr, code := runCLI(t, append([]string{"-C", dir}, args...)...); code != 0 {
+			t.Fatalf("rigor %v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+	}
+	n := 0
+	filepath.WalkDir(filepath.Join(dir, "record-site"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join(dir, "record-site"), p)
+		want, _ := os.ReadFile(p)
+		got, err := os.ReadFile(filepath.Join(dir, "index-site", rel))
+		if err != nil {
+			t.Errorf("the full report lacks %s: %v", rel, err)
+			return nil
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s built from the index differs from the one built from the records:\n%s", rel, firstDiff(string(got), string(want)))
+		}
+		n++
+		return nil
+	})
+	if n != 7 {
+		t.Errorf("compared %d pages, want 7: the index and lab/a's and lab/b's experiment, sweep and diff pages", n)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "index-site", "experiments", "lab", "a.html"))
+	for _, want := range []string{"customLoss", "nats, lower is better", "drift", "exit 1"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("lab/a's page does not show %q", want)
+		}
+	}
+}
+
+// firstDiff shows where two texts first differ.
+func firstDiff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	lo := max(0, i-80)
+	return fmt.Sprintf("got  …%s…\nwant …%s…", a[lo:min(len(a), i+80)], b[lo:min(len(b), i+80)])
 }

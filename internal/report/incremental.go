@@ -10,11 +10,12 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rigorbench/rigor/internal/results"
 )
 
-// Group is one experiment of an incremental build ([BuildGroups]).
+// Group is one experiment of an incremental report ([WriteGroups]).
 type Group struct {
 	ID string
 	// Key changes whenever one of the experiment's records does (the
@@ -22,8 +23,13 @@ type Group struct {
 	Key string
 	// Runs is how many runs it has.
 	Runs int
-	// Load reads its runs; called only when its pages are built.
-	Load func() ([]*results.Run, error)
+	// Summaries lists its runs' summaries, each with its
+	// [results.Detail] (the index's: [results.Store.Details]); called
+	// only when its pages are built.
+	Summaries func() ([]*results.Summary, error)
+	// Load reads one run's whole record, for the few runs a page needs
+	// whole (see [buildFromSummaries]).
+	Load func(*results.Summary) (*results.Run, error)
 	// Peers reads the runs of the other experiments its speed-vs-quality
 	// view may draw (the latest ok run of each point of its package's
 	// experiments is enough); called only when its pages are built and
@@ -102,13 +108,16 @@ func ReadCache(dir, format string) *Cache {
 	return c
 }
 
-// BuildGroups is [Build] by experiment: an experiment whose key is the one
-// the cache holds keeps its pages and index row as the earlier report wrote
-// them, and its runs are not read; the others are read and built a few at
-// a time (as many as there are CPUs), so that only their runs are in
-// memory at once, not the store's. The site holds the cache for the next
-// report.
-func BuildGroups(groups []Group, prev *Cache, opts Options) (*Site, error) {
+// WriteGroups builds the site of the groups and writes it into dir (see
+// [Site.Write]), an experiment at a time: an experiment whose key is the
+// one the cache holds keeps its pages and index row as the earlier report
+// wrote them, and its runs are not read; the others are built a few at a
+// time (as many as there are CPUs) from their summaries, and each one's
+// pages are written as soon as they are drawn, so that only the
+// experiments being drawn are in memory, not the store's runs nor the
+// site's pages. The index and the cache for the next report are written
+// last. The site returned holds no pages, only the counts.
+func WriteGroups(dir string, groups []Group, prev *Cache, opts Options) (*Site, error) {
 	if len(groups) == 0 {
 		return nil, ErrNoRuns
 	}
@@ -120,47 +129,91 @@ func BuildGroups(groups []Group, prev *Cache, opts Options) (*Site, error) {
 	slices.SortFunc(groups, func(a, b Group) int { return cmp.Compare(a.ID, b.ID) })
 
 	type built struct {
-		pages []Page
+		pages []string
 		row   indexRow
 		kept  bool
+		runs  int
 		err   error
 	}
 	out := make([]built, len(groups))
 	var todo []int
+	var keep, candidates []string
 	for i, g := range groups {
 		if e, ok := prev.exps[g.ID]; ok && g.Key != "" && e.Key == g.Key && (!e.Quality || (g.PeersKey != "" && e.PeersKey == g.PeersKey)) {
-			out[i].row, out[i].kept = e.Row, true
+			out[i].row, out[i].kept, out[i].pages, out[i].runs = e.Row, true, e.Pages, g.Runs
 			out[i].row.quality = e.Quality
-			for _, p := range e.Pages {
-				out[i].pages = append(out[i].pages, Page{Path: p, Keep: true})
-			}
+			keep = append(keep, e.Pages...)
 			continue
 		}
 		todo = append(todo, i)
+		candidates = append(candidates, experimentPath(g.ID), sweepPath(g.ID), diffPath(g.ID))
 	}
+	w, err := openSite(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer w.abandon()
+	// What is certain to be written or kept is checked before anything
+	// is: a report refused for a file it may not replace writes nothing.
+	for _, p := range keep {
+		if err := w.checkKeep(p); err != nil {
+			return nil, err
+		}
+	}
+	must := []string{"index.html"}
+	if opts.Format != "" {
+		must = append(must, cacheName)
+	}
+	for _, i := range todo {
+		must = append(must, experimentPath(groups[i].ID))
+	}
+	for _, p := range must {
+		if err := w.check(p); err != nil {
+			return nil, err
+		}
+	}
+	w.expect(append(must, candidates...))
+	for _, p := range keep {
+		w.keep(p)
+	}
+
 	var wg sync.WaitGroup
 	next := make(chan int)
+	var failed atomic.Bool
 	for range min(runtime.GOMAXPROCS(0), len(todo)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				runs, err := groups[i].Load()
-				if err == nil && len(runs) == 0 {
-					err = errors.New("no runs to report")
-				}
-				if err != nil {
-					out[i].err = err
+				if failed.Load() {
 					continue
 				}
-				var peers []*results.Run
-				if groups[i].Peers != nil && len(measuredRuns(runs)) > 0 {
-					if peers, err = groups[i].Peers(); err != nil {
-						out[i].err = err
-						continue
+				b := &out[i]
+				b.err = func() error {
+					sums, err := groups[i].Summaries()
+					if err == nil && len(sums) == 0 {
+						err = errors.New("no runs to report")
 					}
+					if err != nil {
+						return err
+					}
+					b.runs = len(sums)
+					pages, row, err := buildFromSummaries(groups[i].ID, sums, groups[i].Load, groups[i].Peers, opts)
+					if err != nil {
+						return err
+					}
+					b.row = row
+					for _, p := range pages {
+						if err := w.put(p.Path, p.HTML); err != nil {
+							return err
+						}
+						b.pages = append(b.pages, p.Path)
+					}
+					return nil
+				}()
+				if b.err != nil {
+					failed.Store(true)
 				}
-				out[i].pages, out[i].row, out[i].err = buildExperiment(groups[i].ID, runs, peers, opts)
 			}
 		}()
 	}
@@ -173,15 +226,16 @@ func BuildGroups(groups []Group, prev *Cache, opts Options) (*Site, error) {
 	site := &Site{}
 	idx := indexPage{Title: opts.Title}
 	cache := cacheFile{Format: opts.Format, Experiments: map[string]cachedExp{}}
-	var pages []Page
 	for i, b := range out {
 		g := groups[i]
 		if b.err != nil {
-			return nil, fmt.Errorf("building the report of %s: %w", g.ID, b.err)
+			return nil, withGroup(g.ID, b.err)
 		}
-		site.Runs += g.Runs
+	}
+	for i, b := range out {
+		g := groups[i]
+		site.Runs += b.runs
 		idx.Rows = append(idx.Rows, b.row)
-		pages = append(pages, b.pages...)
 		site.Experiments++
 		if b.kept {
 			site.Kept++
@@ -193,12 +247,9 @@ func BuildGroups(groups []Group, prev *Cache, opts Options) (*Site, error) {
 			site.Diffs++
 		}
 		if g.Key != "" {
-			e := cachedExp{Key: g.Key, Row: b.row, Quality: b.row.quality}
+			e := cachedExp{Key: g.Key, Row: b.row, Pages: b.pages, Quality: b.row.quality}
 			if e.Quality {
 				e.PeersKey = g.PeersKey
-			}
-			for _, p := range b.pages {
-				e.Pages = append(e.Pages, p.Path)
 			}
 			cache.Experiments[g.ID] = e
 		}
@@ -208,13 +259,32 @@ func BuildGroups(groups []Group, prev *Cache, opts Options) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	site.Pages = append([]Page{{Path: "index.html", Title: idx.Title, HTML: html}}, pages...)
+	if err := w.put("index.html", html); err != nil {
+		return nil, err
+	}
 	if opts.Format != "" {
 		data, err := json.Marshal(&cache)
 		if err != nil {
 			return nil, err
 		}
-		site.Pages = append(site.Pages, Page{Path: cacheName, HTML: data})
+		if err := w.put(cacheName, data); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.finish(); err != nil {
+		return nil, err
 	}
 	return site, nil
+}
+
+// withGroup names the experiment whose pages could not be built; an
+// error writing them is returned as it is (its type tells the caller
+// what to hint).
+func withGroup(id string, err error) error {
+	var de *DirError
+	var fe *FileError
+	if errors.As(err, &de) || errors.As(err, &fe) {
+		return err
+	}
+	return fmt.Errorf("building the report of %s: %w", id, err)
 }

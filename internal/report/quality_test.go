@@ -1,6 +1,8 @@
 package report
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -125,13 +127,15 @@ func TestBuild_speedQualityNotDrawn(t *testing.T) {
 // An incremental report keeps the page of an experiment with a
 // speed-vs-quality view only while its peers' records are those it was
 // built from (the group's PeersKey); other pages do not depend on peers.
-func TestBuildGroups_speedQualityPeers(t *testing.T) {
+func TestWriteGroups_speedQualityPeers(t *testing.T) {
 	runs := qualityRuns()
 	groups := func(peersKey string) []Group {
 		var gs []Group
 		for _, r := range runs {
+			x := results.Summarize(r)
 			gs = append(gs, Group{ID: r.Experiment, Key: "k-" + r.ID, Runs: 1, PeersKey: peersKey,
-				Load: func() ([]*results.Run, error) { return []*results.Run{r}, nil },
+				Summaries: func() ([]*results.Summary, error) { return []*results.Summary{x}, nil },
+				Load:      func(*results.Summary) (*results.Run, error) { return r, nil },
 				Peers: func() ([]*results.Run, error) {
 					var out []*results.Run
 					for _, o := range runs {
@@ -145,31 +149,28 @@ func TestBuildGroups_speedQualityPeers(t *testing.T) {
 		return gs
 	}
 	dir := t.TempDir() + "/report"
-	site, err := BuildGroups(groups("p1"), nil, Options{Format: "f"})
+	site, err := WriteGroups(dir, groups("p1"), nil, Options{Format: "f"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(pageMap(site)["experiments/qs/q4_0.html"], ">q8_0</text>") {
+	if page, _ := os.ReadFile(filepath.Join(dir, "experiments", "qs", "q4_0.html")); !strings.Contains(string(page), ">q8_0</text>") {
 		t.Fatalf("an incremental build does not draw the peers")
 	}
-	if err := site.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	site, err = BuildGroups(groups("p1"), ReadCache(dir, "f"), Options{Format: "f"})
+	site, err = WriteGroups(dir, groups("p1"), ReadCache(dir, "f"), Options{Format: "f"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if site.Kept != 5 {
 		t.Errorf("same records: %d experiments kept, want 5", site.Kept)
 	}
-	site, err = BuildGroups(groups("p2"), ReadCache(dir, "f"), Options{Format: "f"})
+	site, err = WriteGroups(dir, groups("p2"), ReadCache(dir, "f"), Options{Format: "f"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if site.Kept != 1 { // qs/tiny, with no view
 		t.Errorf("a peer changed: %d experiments kept, want 1 (the one without a speed-vs-quality view)", site.Kept)
 	}
-	site, err = BuildGroups(groups(""), ReadCache(dir, "f"), Options{Format: "f"})
+	site, err = WriteGroups(dir, groups(""), ReadCache(dir, "f"), Options{Format: "f"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -28,7 +29,7 @@ type Options struct {
 	// view over commits then draws the figure along that axis instead of
 	// the order the commits were first run in.
 	CommitOrder map[string][]string
-	// Format names the rigor that builds the pages, for [BuildGroups]'
+	// Format names the rigor that builds the pages, for [WriteGroups]'
 	// cache: pages built by another Format are built again. "" keeps no
 	// cache.
 	Format string
@@ -42,7 +43,7 @@ type Page struct {
 	Title string
 	HTML  []byte
 	// Keep is a page of an earlier report in the same directory, left as
-	// it is ([BuildGroups]); HTML is nil.
+	// it is ([WriteGroups]); HTML is nil.
 	Keep bool
 }
 
@@ -54,7 +55,7 @@ type Site struct {
 	// Runs counts the records the site was built from.
 	Runs int
 	// Kept counts the experiments whose pages an earlier report wrote
-	// and this one kept as they were ([BuildGroups]).
+	// and this one kept as they were ([WriteGroups]).
 	Kept int
 }
 
@@ -148,18 +149,61 @@ func rel(from, to string) string {
 	return strings.Repeat("../", depth) + to
 }
 
-// buildExperiment makes the pages of one experiment and its index row;
-// peers are other experiments' runs (those that measured quality are
-// enough), for its speed-vs-quality view.
+// buildExperiment makes the pages of one experiment and its index row
+// from its runs in memory; peers are other experiments' runs (those that
+// measured quality are enough), for its speed-vs-quality view.
 func buildExperiment(id string, runs, peers []*results.Run, opts Options) ([]Page, indexRow, error) {
-	results.SortRuns(runs)
-	vals := make([]results.Run, len(runs))
-	byID := make(map[string]*results.Run, len(runs))
+	sums := make([]*results.Summary, len(runs))
+	full := make(map[*results.Summary]*results.Run, len(runs))
 	for i, r := range runs {
-		vals[i] = *r
-		byID[r.ID] = r
+		sums[i] = results.Summarize(r)
+		full[sums[i]] = r
 	}
-	h := compare.Log(vals)
+	return buildFromSummaries(id, sums, func(x *results.Summary) (*results.Run, error) { return full[x], nil },
+		func() ([]*results.Run, error) { return peers, nil }, opts)
+}
+
+// buildFromSummaries makes the pages of one experiment and its index row
+// from its runs' summaries, each with its [results.Detail] (the index's):
+// they hold what the pages show of every run. A run's whole record is
+// read, through load, only where a page needs it: the runs drift is shown
+// between, those of the two invocations the diff page compares, and the
+// latest run of each point (whether it measured quality is not in the
+// index). peers, when not nil, reads the other experiments' runs its
+// speed-vs-quality view may draw; it is called only when one of those
+// latest runs measured quality.
+func buildFromSummaries(id string, sums []*results.Summary, load func(*results.Summary) (*results.Run, error), peers func() ([]*results.Run, error), opts Options) ([]Page, indexRow, error) {
+	sums = slices.Clone(sums)
+	slices.SortStableFunc(sums, func(a, b *results.Summary) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	runs := make([]*results.Run, len(sums))
+	sumOf := make(map[*results.Run]*results.Summary, len(sums))
+	byID := make(map[string]*results.Run, len(sums))
+	for i, x := range sums {
+		runs[i] = summaryRun(x)
+		sumOf[runs[i]] = x
+		byID[x.ID] = runs[i]
+	}
+	h, err := compare.LogSummaries(sums, load)
+	if err != nil {
+		return nil, indexRow{}, err
+	}
+	// The pages below read a run whole at most once.
+	loaded := map[*results.Summary]*results.Run{}
+	loadOnce := func(x *results.Summary) (*results.Run, error) {
+		if r, ok := loaded[x]; ok {
+			return r, nil
+		}
+		r, err := load(x)
+		if err == nil {
+			loaded[x] = r
+		}
+		return r, err
+	}
 	swept := false
 	for _, r := range runs {
 		swept = swept || len(r.Swept) > 0
@@ -172,8 +216,20 @@ func buildExperiment(id string, runs, peers []*results.Run, opts Options) ([]Pag
 
 	// The diff of the latest against the previous ok run of each point.
 	var diff *compare.Report
-	if a, b := previousAndLatest(runs); len(b) > 0 {
-		rep, err := compare.Compare(compare.Side{Label: "previous", Runs: a}, compare.Side{Label: "latest", Runs: b}, compare.Options{History: vals})
+	if pa, pb := previousAndLatestRuns(runs); len(pb) > 0 {
+		a, err := loadRuns(pa, sumOf, loadOnce)
+		if err != nil {
+			return nil, row, err
+		}
+		b, err := loadRuns(pb, sumOf, loadOnce)
+		if err != nil {
+			return nil, row, err
+		}
+		hist := make([]results.Run, len(sums))
+		for i, x := range sums {
+			hist[i] = compare.HistoryRun(x)
+		}
+		rep, err := compare.Compare(compare.Side{Label: "previous", Runs: a}, compare.Side{Label: "latest", Runs: b}, compare.Options{History: hist})
 		if err != nil {
 			return nil, row, err
 		}
@@ -214,7 +270,23 @@ func buildExperiment(id string, runs, peers []*results.Run, opts Options) ([]Pag
 	if row.DiffHref != "" {
 		ep.DiffHref = rel(ep.Path, row.DiffHref)
 	}
-	if ep.Quality, err = newQualityView(id, runs, peers); err != nil {
+	latest := results.LatestPerPoint(runs)
+	latestFull := make([]*results.Run, len(latest))
+	for i, r := range latest {
+		if latestFull[i], err = loadOnce(sumOf[r]); err == nil && latestFull[i] == nil {
+			err = errors.New("not found")
+		}
+		if err != nil {
+			return nil, row, fmt.Errorf("reading run %s for the speed-vs-quality view: %w", r.ID, err)
+		}
+	}
+	var peerRuns []*results.Run
+	if peers != nil && len(measuredRuns(latestFull)) > 0 {
+		if peerRuns, err = peers(); err != nil {
+			return nil, row, err
+		}
+	}
+	if ep.Quality, err = newQualityView(id, latestFull, peerRuns); err != nil {
 		return nil, row, err
 	}
 	row.quality = ep.Quality != nil
@@ -238,7 +310,7 @@ func buildExperiment(id string, runs, peers []*results.Run, opts Options) ([]Pag
 		}
 	}
 	if len(h.Metrics) > 0 {
-		row.Headline = headline(h.Metrics[0], results.LatestPerPoint(runs), h)
+		row.Headline = headline(h.Metrics[0], latest, h)
 	}
 	if diff != nil {
 		for _, t := range diff.Tables {
@@ -260,6 +332,18 @@ func buildExperiment(id string, runs, peers []*results.Run, opts Options) ([]Pag
 // and of its latest (side B): invocations are compared, never two rounds
 // of one invocation. A run without an invocation is one of its own.
 func previousAndLatest(runs []*results.Run) (a, b []results.Run) {
+	pa, pb := previousAndLatestRuns(runs)
+	for _, r := range pa {
+		a = append(a, *r)
+	}
+	for _, r := range pb {
+		b = append(b, *r)
+	}
+	return a, b
+}
+
+// previousAndLatestRuns is [previousAndLatest] without copying the runs.
+func previousAndLatestRuns(runs []*results.Run) (a, b []*results.Run) {
 	type inv struct {
 		id   string
 		runs []*results.Run
@@ -295,14 +379,54 @@ func previousAndLatest(runs []*results.Run) (a, b []results.Run) {
 		if len(invs) < 2 {
 			continue
 		}
-		for _, r := range invs[len(invs)-2].runs {
-			a = append(a, *r)
-		}
-		for _, r := range invs[len(invs)-1].runs {
-			b = append(b, *r)
-		}
+		a = append(a, invs[len(invs)-2].runs...)
+		b = append(b, invs[len(invs)-1].runs...)
 	}
 	return a, b
+}
+
+// loadRuns reads the whole records of runs made by [summaryRun].
+func loadRuns(runs []*results.Run, sumOf map[*results.Run]*results.Summary, load func(*results.Summary) (*results.Run, error)) ([]results.Run, error) {
+	out := make([]results.Run, len(runs))
+	for i, r := range runs {
+		full, err := load(sumOf[r])
+		if err == nil && full == nil {
+			err = errors.New("not found")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading run %s for the diff page: %w", r.ID, err)
+		}
+		out[i] = *full
+	}
+	return out, nil
+}
+
+// summaryRun is the part of a run its summary and detail hold, which is
+// what the experiment, sweep and index pages show of it: identity,
+// status, invocation, swept values, and each metric's name, unit,
+// direction, samples (its mean alone when it has fewer than two).
+func summaryRun(x *results.Summary) *results.Run {
+	r := &results.Run{ID: x.ID, Experiment: x.Experiment, Point: x.Point, Start: x.Start, Status: x.Status, Error: x.Error,
+		Invocation: x.Invocation, Engine: results.Engine{Commit: x.Engine.Commit, Ref: x.Engine.Ref, Version: x.Engine.Version}}
+	d := x.Detail
+	if d == nil {
+		d = &results.Detail{}
+	}
+	r.End, r.Round = d.End, d.Round
+	if d.Swept != "" {
+		json.Unmarshal([]byte(d.Swept), &r.Swept)
+	}
+	r.Metrics = make([]results.Metric, len(x.Metrics))
+	for j, m := range x.Metrics {
+		r.Metrics[j] = results.Metric{Name: m.Name, Test: m.Test, Unit: m.Unit, Value: m.Mean}
+		if j < len(d.Directions) {
+			r.Metrics[j].Direction = d.Directions[j]
+		}
+		if j < len(d.Samples) && len(d.Samples[j]) > 1 {
+			r.Metrics[j].Samples = d.Samples[j]
+		}
+	}
+	return r
 }
 
 // runStat is one metric of one run: mean and interval of its samples.

@@ -24,7 +24,7 @@ const indexDir = ".index"
 
 // indexVersion changes whenever the segment format or the summary does:
 // a segment of another version is rebuilt.
-const indexVersion = 5
+const indexVersion = 6
 
 // racyWindow is how recent a file's modification may be for its entry
 // to be kept: a file changed again within the file system's timestamp
@@ -197,6 +197,29 @@ func (s *Store) Summaries(f Filter) ([]*Summary, []error, error) {
 // Details is [Store.Summaries] with each summary's [Detail].
 func (s *Store) Details(f Filter) ([]*Summary, []error, error) {
 	return s.summaries(f, true)
+}
+
+// DetailsIn is [Store.Details] of the records directly in the given
+// directories under results/ (slash paths, not their subdirectories),
+// whatever experiment each names: only those directories' segments are
+// read.
+func (s *Store) DetailsIn(dirs []string) ([]*Summary, []error, error) {
+	now := indexNow()
+	var sums []*Summary
+	var warnings []error
+	for _, d := range dirs {
+		_, got, w, err := s.scanDir(d, now, true)
+		if err != nil {
+			if d == "" && errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, nil, err
+		}
+		sums = append(sums, got...)
+		warnings = append(warnings, w...)
+	}
+	sortSummaries(sums)
+	return sums, warnings, nil
 }
 
 func (s *Store) summaries(f Filter, detail bool) ([]*Summary, []error, error) {

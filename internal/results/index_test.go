@@ -345,7 +345,7 @@ func TestSegmentRoundTrip(t *testing.T) {
 				Detail: &Detail{End: t0.Add(time.Minute), Round: 2, Swept: `{"flags.ub":16,"x":"a\tb"}`, Host: "h1", Rig: "4× Intel Arc Pro B70",
 					Busy: "load 9 on 2 cores before the run", SpecDigest: "sha256:1", LockDigest: "sha256:2",
 					Hashes:  ConfigHashes{Spec: "s", Lock: "l", Env: "e", Rig: "r"},
-					Samples: [][]float64{{14.1, 14.2, 14.577161000000004}, nil}}}},
+					Samples: [][]float64{{14.1, 14.2, 14.577161000000004}, nil}, Directions: []string{"higher", "lo\"w,er\t"}}}},
 		{Name: "b.json", Key: fileKey{Size: 1}, Summary: &Summary{ID: "b", Experiment: "elsewhere", Point: "elsewhere", Start: t0, Status: StatusOK, Detail: &Detail{}}},
 	}}
 	got, ok := decodeSegment(encodeSegment(seg), "lab/x", true)

@@ -19,13 +19,15 @@ import (
 //	  commit ref version accelerator accelerators invocation
 //	  import-sha256 import-label metric-count {name test unit n mean}...
 //	  end round swept host rig busy spec-digest lock-digest
-//	  spec-hash lock-hash env-hash rig-hash {samples}...
+//	  spec-hash lock-hash env-hash rig-hash directions {samples}...
 //
 // The header's stat is the directory's (zeros when its listing is not to
 // be trusted, see [segment.DirKey]). experiment is empty when it is the directory, point when it equals the
 // experiment; start is
 // Unix nanoseconds (UTC), end too ("-" for none); import-sha256 is "-" for
-// a record that was not imported. The fields from end on are the
+// a record that was not imported; directions are the metrics' recorded
+// directions, each quoted as Go quotes a string, comma-separated ("" when
+// none has one). The fields from end on are the
 // summary's [Detail], one samples field per metric (comma-separated, empty
 // for fewer than two samples); they are parsed only when asked for.
 const segmentMagic = "rigor-index"
@@ -34,7 +36,7 @@ const segmentMagic = "rigor-index"
 // detailFields the number of the detail's fields before the samples.
 const (
 	segmentFields = 20
-	detailFields  = 12
+	detailFields  = 13
 )
 
 func encodeSegment(seg *segment) []byte {
@@ -123,7 +125,7 @@ func encodeSegment(seg *segment) []byte {
 		b.WriteByte('\t')
 		b.WriteString(strconv.Itoa(d.Round))
 		for _, f := range []string{d.Swept, d.Host, d.Rig, d.Busy, d.SpecDigest, d.LockDigest,
-			d.Hashes.Spec, d.Hashes.Lock, d.Hashes.Env, d.Hashes.Rig} {
+			d.Hashes.Spec, d.Hashes.Lock, d.Hashes.Env, d.Hashes.Rig, encodeDirections(d.Directions)} {
 			b.WriteByte('\t')
 			writeField(&b, f)
 		}
@@ -327,8 +329,8 @@ func decodeSegmentHead(head, dir string) (*segment, bool) {
 }
 
 // decodeDetail parses a record's detail fields.
-func decodeDetail(f []string, metrics int, in interner) (*Detail, bool) {
-	d := &Detail{Swept: in.get(f[2]), Host: in.get(f[3]), Rig: in.get(f[4]), Busy: in.get(f[5]),
+func decodeDetail(f []string, metrics int, in interner) (d *Detail, ok bool) {
+	d = &Detail{Swept: in.get(f[2]), Host: in.get(f[3]), Rig: in.get(f[4]), Busy: in.get(f[5]),
 		SpecDigest: in.get(f[6]), LockDigest: in.get(f[7]),
 		Hashes: ConfigHashes{Spec: in.get(f[8]), Lock: in.get(f[9]), Env: in.get(f[10]), Rig: in.get(f[11])}}
 	if f[0] != "-" {
@@ -343,6 +345,11 @@ func decodeDetail(f []string, metrics int, in interner) (*Detail, bool) {
 		return nil, false
 	}
 	d.Round = round
+	if f[12] != "" {
+		if d.Directions, ok = decodeDirections(unescapeField(f[12]), metrics, in); !ok {
+			return nil, false
+		}
+	}
 	for i, field := range f[detailFields : detailFields+metrics] {
 		if field == "" {
 			continue
@@ -359,6 +366,48 @@ func decodeDetail(f []string, metrics int, in interner) (*Detail, bool) {
 		}
 	}
 	return d, true
+}
+
+// encodeDirections is the directions field: each direction quoted,
+// comma-separated; "" when no metric has one.
+func encodeDirections(dirs []string) string {
+	var b []byte
+	for i, d := range dirs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, d)
+	}
+	return string(b)
+}
+
+// decodeDirections parses the directions field of a record of n metrics.
+func decodeDirections(s string, n int, in interner) ([]string, bool) {
+	out := make([]string, 0, n)
+	for len(out) < n {
+		q, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			return nil, false
+		}
+		d, err := strconv.Unquote(q)
+		if err != nil {
+			return nil, false
+		}
+		if v, ok := in[d]; ok {
+			d = v
+		} else {
+			in[d] = d
+		}
+		out = append(out, d)
+		s = s[len(q):]
+		if len(out) < n {
+			if !strings.HasPrefix(s, ",") {
+				return nil, false
+			}
+			s = s[1:]
+		}
+	}
+	return out, s == ""
 }
 
 // appendField appends a field unescaped.

@@ -83,6 +83,9 @@ type Detail struct {
 	// Samples are each metric's samples, in the order of the summary's
 	// metrics; nil for a metric with fewer than two (its mean is its value).
 	Samples [][]float64 `json:"samples,omitempty"`
+	// Directions are the metrics' recorded directions ([Metric.Direction]),
+	// in the order of the summary's metrics; nil when none has one.
+	Directions []string `json:"directions,omitempty"`
 }
 
 // ConfigHashes hash, for each section of a run's configuration as the
@@ -265,6 +268,12 @@ func Summarize(r *Run) *Summary {
 				d.Samples = make([][]float64, len(r.Metrics))
 			}
 			d.Samples[i] = slices.Clone(m.Samples)
+		}
+		if m.Direction != "" && d.Directions == nil {
+			d.Directions = make([]string, len(r.Metrics))
+		}
+		if d.Directions != nil {
+			d.Directions[i] = m.Direction
 		}
 		ms := MetricSummary{Name: m.Name, Test: m.Test, Unit: m.Unit, N: 1, Mean: m.Value}
 		if len(m.Samples) > 0 {
