@@ -59,6 +59,8 @@ type cli struct {
 
 	// Loadgen is the bench process of serve experiments.
 	Loadgen loadgenCmd `cmd:"" hidden:"" help:"Measure an OpenAI-compatible server under load (the bench process of serve experiments)."`
+	// Logprobs is the quality process of vLLM and endpoint experiments.
+	Logprobs logprobsCmd `cmd:"" hidden:"" help:"Measure quality from an OpenAI-compatible server's prompt log-probabilities (the quality process of vLLM and endpoint experiments)."`
 }
 
 // env is what commands get: writers, the working directory.

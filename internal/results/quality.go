@@ -25,6 +25,16 @@ type Quality struct {
 type QualityMeasured struct {
 	// Tool says what computed the statistics ("llama-perplexity").
 	Tool string `json:"tool"`
+	// Form is how the KL divergence was computed: absent (the full form)
+	// from log-probabilities over the whole vocabulary, FormTopK from the
+	// TopK most likely tokens of each position that a server returns
+	// (vLLM's prompt_logprobs, OpenAI's echo with logprobs), the rest of
+	// the vocabulary lumped into one bucket: a lower bound of the full
+	// KLD (Bound says so in words). The other statistics are exact in
+	// both forms.
+	Form  string `json:"form,omitempty"`
+	TopK  int    `json:"topK,omitempty"`
+	Bound string `json:"bound,omitempty"`
 	// Corpus is the corpus as the experiment names it; CorpusSHA256 its
 	// bytes' hash.
 	Corpus       string `json:"corpus"`
@@ -65,6 +75,8 @@ type QualityMeasured struct {
 // when they can.
 func (q *QualityMeasured) Comparable(o *QualityMeasured) string {
 	switch {
+	case q.FormName() != o.FormName():
+		return fmt.Sprintf("the KL divergence's form differs (%s → %s): a top-k KLD is a lower bound of the full one", q.FormName(), o.FormName())
 	case q.CorpusSHA256 != o.CorpusSHA256:
 		return fmt.Sprintf("the corpus differs (%s %.8s → %s %.8s)", q.Corpus, q.CorpusSHA256, o.Corpus, o.CorpusSHA256)
 	case q.Ctx != o.Ctx:
@@ -77,4 +89,19 @@ func (q *QualityMeasured) Comparable(o *QualityMeasured) string {
 		return fmt.Sprintf("the baseline %s was locked or configured otherwise", q.Baseline)
 	}
 	return ""
+}
+
+// FormTopK is QualityMeasured.Form of a top-k measurement.
+const FormTopK = "top-k"
+
+// TopKBound is what a top-k measurement's record says of its KL
+// divergence.
+const TopKBound = "the KL divergence is computed from the top-k log-probabilities of each position, the rest of the vocabulary lumped into one bucket: a lower bound of the full KL divergence, which it approaches as k grows; perplexity, Δp and same top token are exact"
+
+// FormName names the KL divergence's form: "full", or "top-20".
+func (q *QualityMeasured) FormName() string {
+	if q.Form == FormTopK {
+		return fmt.Sprintf("top-%d", q.TopK)
+	}
+	return "full"
 }

@@ -205,6 +205,9 @@ type QualityMeasure struct {
 	Ctx      int    `json:"ctx"`
 	Chunks   int    `json:"chunks"`
 	Baseline string `json:"baseline"`
+	// TopK is the number of log-probabilities per position of the top-k
+	// form; 0 for the full form.
+	TopK int `json:"topK,omitempty"`
 }
 
 // BuiltinCorpusPrefix starts a corpus shipped with rigor

@@ -33,7 +33,11 @@ func renderQuality(rep *compare.Report, confidence float64) string {
 			break
 		}
 	}
-	fmt.Fprintf(&b, "quality against %s (%s, ctx %d, %d tokens; ± %.0f%% CI)\n", base.Baseline, base.Corpus, base.Ctx, base.Tokens, confidence*100)
+	form := ""
+	if base.Form == results.FormTopK {
+		form = fmt.Sprintf(", %s KLD: a lower bound of the full", base.FormName())
+	}
+	fmt.Fprintf(&b, "quality against %s (%s, ctx %d, %d tokens%s; ± %.0f%% CI)\n", base.Baseline, base.Corpus, base.Ctx, base.Tokens, form, confidence*100)
 	cell := func(q *results.QualityMeasured) string {
 		if q == nil {
 			return "(not measured)"
