@@ -20,16 +20,23 @@ func checkPlan(set *spec.Set, x *spec.Experiment) {
 		if e, err := all.Get(x.Spec.Engine.Family); err == nil {
 			qe, ok := engine.As[engine.Qualifier](e)
 			if ok {
+				m := x.Spec.Quality.Measure
 				for _, p := range x.Points {
 					var te *engine.QualityTargetError
-					if _, err := qe.QualityPlan(p, engine.Inputs{}, engine.QualityJob{Ctx: x.Spec.Quality.Measure.Ctx, Chunks: x.Spec.Quality.Measure.Chunks}); errors.As(err, &te) {
+					var fe *engine.QualityFormError
+					_, err := qe.QualityPlan(p, engine.Inputs{}, engine.QualityJob{Ctx: m.Ctx, Chunks: m.Chunks, TopK: m.TopK})
+					switch {
+					case errors.As(err, &te):
 						set.AddProblem(x, "engine.build.targets", err.Error(), fmt.Sprintf("add %q to the targets, or leave them unset", te.Program))
+						return
+					case errors.As(err, &fe):
+						set.AddProblem(x, fe.Path, err.Error(), fe.Hint)
 						return
 					}
 				}
 			}
 			if !ok {
-				set.AddProblem(x, "quality.measure", fmt.Sprintf("%s does not measure quality yet: quality.measure is for llama.cpp and ik_llama.cpp (llama-perplexity) and node-llama-cpp (its quality runner)", x.Spec.Engine.Family),
+				set.AddProblem(x, "quality.measure", fmt.Sprintf("%s does not measure quality yet: quality.measure is for llama.cpp and ik_llama.cpp (llama-perplexity), node-llama-cpp (its quality runner), vLLM and endpoints (prompt log-probabilities)", x.Spec.Engine.Family),
 					"declare what the run does to quality instead (quality: {kvCache: …, tradeoff: …}), or measure it with a llama.cpp experiment of the same model")
 				return
 			}

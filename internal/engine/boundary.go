@@ -80,9 +80,29 @@ type Qualifier interface {
 	// a scoring job, nil for a base job that succeeded, an error saying
 	// what is missing otherwise.
 	JudgeQuality(job QualityJob, f Finished) (*results.QualityMeasured, error)
-	// ReferenceBytes is the size of the reference a base job writes for
-	// a vocabulary of nVocab tokens, said before it is written.
+	// ReferenceBytes is the size of the reference a base job writes,
+	// said before it is written: nVocab is the number of
+	// log-probabilities kept per scored token, the vocabulary's size for
+	// the full form, k for the top-k form (quality.measure.topK).
 	ReferenceBytes(nVocab, ctx, chunks int64) int64
+}
+
+// QualityFormError says that an experiment asks for a form of the KL
+// divergence its family cannot compute (a topK where the family keeps the
+// whole vocabulary, none where a server gives only the top k). Path is the
+// field at fault.
+type QualityFormError struct {
+	Path, Msg, Hint string
+}
+
+func (e *QualityFormError) Error() string { return e.Msg }
+
+// FullFormOnly refuses quality.measure.topK for a family whose program
+// keeps the whole vocabulary's log-probabilities.
+func FullFormOnly(program string) *QualityFormError {
+	return &QualityFormError{Path: "quality.measure.topK",
+		Msg:  "quality.measure.topK is for servers that give only the top k log-probabilities (vLLM, endpoints): " + program + " computes the full KL divergence over the whole vocabulary",
+		Hint: "remove topK: the full form is exact, and the top-k form only a lower bound of it"}
 }
 
 // QualityTargetError says that an experiment measures quality with a
@@ -103,6 +123,12 @@ type QualityJob struct {
 	Ctx, Chunks int
 	Base        string
 	WriteBase   bool
+	// TopK is quality.measure.topK: the top-k form with k
+	// log-probabilities per position; 0 for the full form.
+	TopK int
+	// Listen is where a server the quality process needs binds (vLLM's
+	// `vllm serve`): a free port on the loopback, chosen by the runner.
+	Listen Listen
 }
 
 // Sweeper is an engine whose bench process can run several points of a

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -93,7 +94,7 @@ func (r *Runner) measureQuality(ctx context.Context, e engine.Engine, prep *Prep
 	bp := base.Experiment.Points[0]
 	key := baselineKey(base, bp, corpusSum, m)
 	basePath := filepath.Join(dir, key+".logits")
-	job := engine.QualityJob{Corpus: corpusPath, Ctx: m.Ctx, Chunks: m.Chunks, Base: basePath}
+	job := engine.QualityJob{Corpus: corpusPath, Ctx: m.Ctx, Chunks: m.Chunks, Base: basePath, TopK: m.TopK}
 	if _, err := os.Stat(basePath); err != nil {
 		r.say("computing the reference logits of baseline %s on %s (ctx %d, %d chunks): %s, kept in %s",
 			baseID, m.Corpus, m.Ctx, m.Chunks, baselineSize(bq, base, m), filepath.Join("<cache>", "quality", key[:12]+"….logits"))
@@ -101,6 +102,9 @@ func (r *Runner) measureQuality(ctx context.Context, e engine.Engine, prep *Prep
 		defer os.Remove(tmp)
 		bjob := job
 		bjob.Base, bjob.WriteBase = tmp, true
+		if bjob.Listen, err = freeListen(); err != nil {
+			return fail(err)
+		}
 		plan, err := bq.QualityPlan(bp, base.Inputs, bjob)
 		if err != nil {
 			return fail(err)
@@ -116,6 +120,9 @@ func (r *Runner) measureQuality(ctx context.Context, e engine.Engine, prep *Prep
 		if err := os.Rename(tmp, basePath); err != nil {
 			return fail(err)
 		}
+	}
+	if job.Listen, err = freeListen(); err != nil {
+		return fail(err)
 	}
 	plan, err := qe.QualityPlan(p, prep.Inputs, job)
 	if err != nil {
@@ -177,7 +184,7 @@ func (r *Runner) execQuality(ctx context.Context, x *spec.Experiment, plan *engi
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	out, err := Execute(ctx, Options{Plan: plan, Env: env, Dir: dir, LogDir: filepath.Join(dir, "logs"), Timeout: timeout, Grace: r.Grace})
+	out, err := Execute(ctx, Options{Plan: plan, Env: env, Secrets: planSecrets(getenv, plan), Dir: dir, LogDir: filepath.Join(dir, "logs"), Timeout: timeout, Grace: r.Grace})
 	if err != nil {
 		return nil, err
 	}
@@ -188,16 +195,22 @@ func (r *Runner) execQuality(ctx context.Context, x *spec.Experiment, plan *engi
 		return out, context.Canceled
 	case StartFailed:
 		return out, fmt.Errorf("starting %s: %v", plan.Processes[0].Name, out.Err)
+	case WorkerFailed:
+		return out, out.Err
 	}
 	return out, nil
 }
 
 // baselineKey is the content address of a baseline's reference logits.
 func baselineKey(base *Prepared, bp *spec.Point, corpusSum string, m *spec.QualityMeasure) string {
-	b, _ := json.Marshal(map[string]any{
+	k := map[string]any{
 		"lock": base.Entry.Digest(), "point": bp.Digest, "corpus": corpusSum, "ctx": m.Ctx, "chunks": m.Chunks,
 		"family": base.Experiment.Spec.Engine.Family, "binaries": base.Engine.Binaries,
-	})
+	}
+	if m.TopK > 0 {
+		k["topK"] = m.TopK
+	}
+	b, _ := json.Marshal(k)
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
@@ -207,6 +220,9 @@ func baselineKey(base *Prepared, bp *spec.Point, corpusSum string, m *spec.Quali
 // when known.
 func baselineSize(q engine.Qualifier, base *Prepared, m *spec.QualityMeasure) string {
 	scored := int64(m.Chunks) * int64(m.Ctx-1-m.Ctx/2)
+	if m.TopK > 0 {
+		return fmt.Sprintf("about %s (at most %d tokens scored × the top %d log-probabilities)", humanBytes(q.ReferenceBytes(int64(m.TopK), int64(m.Ctx), int64(m.Chunks))), scored, m.TopK)
+	}
 	var vocab int64
 	for _, f := range base.Model.Files {
 		if v, ok := f.GGUF["vocabSize"]; ok {
@@ -260,4 +276,15 @@ func writeAtomic(path string, b []byte) error {
 		return errors.Join(err, os.Remove(tmp))
 	}
 	return nil
+}
+
+// freeListen is a port on the loopback that nothing listens on now, for
+// a server a quality process needs (vLLM's `vllm serve`).
+func freeListen() (engine.Listen, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return engine.Listen{}, fmt.Errorf("finding a free port for the quality server: %w", err)
+	}
+	defer l.Close()
+	return engine.Listen{Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port}, nil
 }

@@ -61,7 +61,7 @@ func (s *Set) checkQuality(e *Experiment, pkgValue, def cue.Value, col *collecto
 		col.add(&Problem{IDs: []string{e.ID}, Path: p, Msg: msg, Pos: pos, Hints: hints})
 		e.Broken = true
 	}
-	if e.Spec.Serve != nil {
+	if e.Spec.Serve != nil && e.Spec.Engine.Family != FamilyEndpoint {
 		bad("quality.measure", "quality.measure is for bench runs: a serve experiment's quality is its server's", nil,
 			"measure quality in a bench experiment of the same model and flags")
 		return
@@ -106,13 +106,18 @@ func (s *Set) checkQuality(e *Experiment, pkgValue, def cue.Value, col *collecto
 		return // the baseline's own problems are reported at the baseline
 	}
 	related := []token.Pos{bv.Pos()}
-	if bs.Engine.Family != e.Spec.Engine.Family || bs.Serve != nil {
+	if bs.Engine.Family != e.Spec.Engine.Family || (bs.Serve != nil) != (e.Spec.Serve != nil) {
 		bad("quality.measure.baseline", fmt.Sprintf("quality.measure.baseline %s runs %s, but %s runs %s: the baseline's reference is computed by the same engine family", name, familyMode(bs), e.ID, familyMode(e.Spec)), related)
 		return
 	}
 	if len(bs.Sweep) > 0 {
 		bad("quality.measure.baseline", fmt.Sprintf("quality.measure.baseline %s is a sweep: its reference must be one point", name), related,
 			"make the baseline an experiment of its own, without sweep")
+		return
+	}
+	if bm := bs.Quality.Measure; bm != nil && bm.TopK != m.TopK {
+		bad("quality.measure.topK", fmt.Sprintf("quality.measure.baseline %s keeps %s, %s %s: the two KL divergences' forms would differ", name, keeps(bm.TopK), e.ID, keeps(m.TopK)), related,
+			"give both the same topK (a shared definition: _measure: {…})")
 		return
 	}
 	if bm := bs.Quality.Measure; bm != nil && (bm.Corpus != m.Corpus || bm.Ctx != m.Ctx || bm.Chunks != m.Chunks) {
@@ -168,4 +173,12 @@ func suggestOr(name string, names []string, otherwise string) string {
 		return fmt.Sprintf("did you mean %s?", s)
 	}
 	return otherwise
+}
+
+// keeps says what a reference of quality.measure.topK k keeps.
+func keeps(k int) string {
+	if k == 0 {
+		return "the whole vocabulary's log-probabilities"
+	}
+	return fmt.Sprintf("the top %d log-probabilities", k)
 }

@@ -104,7 +104,7 @@ func TestConformance(t *testing.T) {
 	outs := measured(t, srv, key)
 	enginetest.Run(t, enginetest.Case{
 		Engine:           serve.Wrap(endpoint.Engine{}),
-		Capabilities:     []engine.Capability{engine.CapServer},
+		Capabilities:     []engine.Capability{engine.CapServer, engine.CapQualifier},
 		Point:            withURL(t, srv.URL),
 		Unpinned:         true,
 		Success:          engine.Finished{Outputs: outs},

@@ -26,6 +26,9 @@ var qualityFlags = []string{"t", "ngl", "ctk", "ctv"}
 // baseline's log-probabilities; else `--kl-divergence-base FILE
 // --kl-divergence` scores the point against them.
 func (e Engine) QualityPlan(p *spec.Point, in engine.Inputs, job engine.QualityJob) (*engine.Plan, error) {
+	if job.TopK > 0 {
+		return nil, engine.FullFormOnly("llama-perplexity")
+	}
 	if t := p.Spec.Engine.Build.Targets; len(t) > 0 && !slices.Contains(t, PerplexityProgram) {
 		return nil, &engine.QualityTargetError{Program: PerplexityProgram, Targets: t}
 	}

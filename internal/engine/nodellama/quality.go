@@ -19,6 +19,9 @@ const QualityTool = "node-llama-cpp (" + QualityFile + ")"
 // job.Base; else it scores the point against them. The point's threads
 // and GPU layers are passed as its bench runs them.
 func (Engine) QualityPlan(p *spec.Point, in engine.Inputs, job engine.QualityJob) (*engine.Plan, error) {
+	if job.TopK > 0 {
+		return nil, engine.FullFormOnly("node-llama-cpp's quality runner")
+	}
 	model := in.Model
 	if model == "" {
 		model = engine.ModelPath(p.Spec.Model, "")

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rigorbench/rigor/internal/engine"
+	"github.com/rigorbench/rigor/internal/engine/endpoint"
 	"github.com/rigorbench/rigor/internal/engine/enginetest"
 	"github.com/rigorbench/rigor/internal/engine/llamacpp"
 	"github.com/rigorbench/rigor/internal/engine/llamacpp/testengine"
@@ -204,7 +205,7 @@ plain: schema.#Experiment & {
 	e := serve.Wrap(vllm.Engine{})
 	enginetest.Run(t, enginetest.Case{
 		Engine:           e,
-		Capabilities:     []engine.Capability{engine.CapServer},
+		Capabilities:     []engine.Capability{engine.CapServer, engine.CapQualifier},
 		Point:            p,
 		Success:          engine.Finished{Outputs: outs},
 		CrashAfterOutput: engine.Finished{Outputs: outs, ExitCode: 137, Signaled: true},
@@ -233,7 +234,8 @@ func TestWrap_capabilities(t *testing.T) {
 		want  []engine.Capability
 	}{
 		{llamacpp.Engine{Fork: spec.FamilyLlamaCpp}, []engine.Capability{engine.CapSweeper, engine.CapLocator, engine.CapBuilder, engine.CapServer, engine.CapQualifier}},
-		{vllm.Engine{}, []engine.Capability{engine.CapServer}},
+		{vllm.Engine{}, []engine.Capability{engine.CapServer, engine.CapQualifier}},
+		{endpoint.Engine{}, []engine.Capability{engine.CapServer, engine.CapQualifier}},
 	} {
 		e := serve.Wrap(c.bench)
 		if got := engine.Capabilities(e); fmt.Sprint(got) != fmt.Sprint(c.want) {

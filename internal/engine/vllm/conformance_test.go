@@ -52,7 +52,7 @@ plain: schema.#Experiment & {
 	crash.ExitCode, crash.Signaled = 139, true
 	enginetest.Run(t, enginetest.Case{
 		Engine:           Engine{},
-		Capabilities:     []engine.Capability{engine.CapServer},
+		Capabilities:     []engine.Capability{engine.CapServer, engine.CapQualifier},
 		Point:            p,
 		Success:          run(nil),
 		CrashAfterOutput: crash,

@@ -59,8 +59,17 @@ func server(args []string, stdout, stderr io.Writer, getenv func(string) string)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []map[string]any{{"id": name, "object": "model", "owned_by": "vllm"}}})
 	})
-	mux.HandleFunc("POST /v1/completions", completions(name, speed, false))
-	mux.HandleFunc("POST /v1/chat/completions", completions(name, speed, true))
+	maxLogprobs := 20 // vLLM's default --max-logprobs
+	if n, err := strconv.Atoi(flags["--max-logprobs"]); err == nil {
+		maxLogprobs = n
+	}
+	maxLen := 4096
+	if n, err := strconv.Atoi(flags["--max-model-len"]); err == nil {
+		maxLen = n
+	}
+	mux.HandleFunc("POST /tokenize", tokenizeHandler(name, maxLen))
+	mux.HandleFunc("POST /v1/completions", completions(name, speed, false, modelOf(flags), maxLogprobs))
+	mux.HandleFunc("POST /v1/chat/completions", completions(name, speed, true, modelOf(flags), maxLogprobs))
 	var handler http.Handler = mux
 	key := flags["--api-key"]
 	if key == "" {
@@ -117,20 +126,26 @@ func serveArgs(args []string) (model string, flags map[string]string, unknown []
 
 // completions streams max_tokens tokens of the served model name at speed
 // tokens a second, as /v1/completions or (chat) /v1/chat/completions.
-func completions(name string, speed float64, chat bool) http.HandlerFunc {
+func completions(name string, speed float64, chat bool, m lm, maxLogprobs int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Model     string `json:"model"`
 			MaxTokens int    `json:"max_tokens"`
 			Stream    bool   `json:"stream"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		body, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(body, &req); err != nil {
 			http.Error(w, `{"object":"error","message":"invalid JSON","code":400}`, http.StatusBadRequest)
 			return
 		}
 		if req.Model != name {
 			w.WriteHeader(http.StatusNotFound)
 			fmt.Fprintf(w, `{"object":"error","message":"The model %s does not exist.","type":"NotFoundError","code":404}`, req.Model)
+			return
+		}
+		var pr promptRequest
+		if !chat && json.Unmarshal(body, &pr) == nil && pr.wantsPrompt() {
+			answerPrompt(w, name, m, maxLogprobs, pr)
 			return
 		}
 		if req.MaxTokens < 1 {

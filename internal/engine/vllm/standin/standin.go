@@ -10,7 +10,9 @@
 // /v1/chat/completions, /v1/models, /health, /version) until it is
 // stopped: the first token 10 ms after a request, then one every
 // 1/FAKE_VLLM_TOKS seconds, and the usage chunk vLLM sends with
-// stream_options.include_usage.
+// stream_options.include_usage. It also answers POST /tokenize and, on
+// /v1/completions, prompt_logprobs and echo with logprobs from a small
+// byte-level model it computes (logprobs.go), up to --max-logprobs (20).
 //
 // Environment variables select behaviour:
 //
@@ -57,7 +59,8 @@ var valueFlags = set("--backend", "--model", "--tokenizer", "--dtype", "--quanti
 	"--num-prompts", "--n", "--batch-size", "--num-iters", "--num-iters-warmup", "--output-json",
 	"--request-rate", "--burstiness", "--max-concurrency", "--base-url", "--host", "--port",
 	"--endpoint", "--result-dir", "--result-filename", "--label", "--percentile-metrics",
-	"--metric-percentiles", "--served-model-name", "--num-warmups", "--tokenizer-mode", "--goodput")
+	"--metric-percentiles", "--served-model-name", "--num-warmups", "--tokenizer-mode", "--goodput",
+	"--max-logprobs")
 
 var switchFlags = set("--trust-remote-code", "--disable-log-stats", "--enforce-eager",
 	"--enable-chunked-prefill", "--enable-prefix-caching", "--save-result", "--save-detailed",
