@@ -1,0 +1,118 @@
+package logprobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// llamaServer answers as llama-server does: /tokenize takes "content";
+// /v1/completions ignores prompt_logprobs and echo, and gives no
+// log-probabilities of the prompt.
+func llamaServer(t *testing.T) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /tokenize", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Content string `json:"content"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		toks := []int{}
+		for i := range len(req.Content) {
+			toks = append(toks, int(req.Content[i]))
+		}
+		json.NewEncoder(w).Encode(map[string]any{"tokens": toks})
+	})
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, `{"choices":[{"text":" the","index":0,"logprobs":null,"finish_reason":"length"}],"object":"text_completion","model":"m"}`)
+	})
+	s := httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// A server that gives no prompt log-probabilities (llama-server) is a
+// clear error naming both ways rigor asked, with a hint.
+func TestWriteBase_serverWithoutPromptLogprobs(t *testing.T) {
+	s := llamaServer(t)
+	c := &Client{URL: s.URL, Model: "m"}
+	var out, stdout, log bytes.Buffer
+	err := WriteBase(context.Background(), c, strings.Repeat("It is a truth universally acknowledged. ", 20), Job{Ctx: 64, Chunks: 2, K: 5}, &out, &stdout, &log)
+	var le *Error
+	if !errors.As(err, &le) {
+		t.Fatalf("error %v, want a *logprobs.Error", err)
+	}
+	for _, want := range []string{
+		"offers no prompt log-probabilities on /v1/completions",
+		"with prompt_logprobs (vLLM's) it answered without prompt_logprobs (0 of 64 positions)",
+		"with echo and logprobs (OpenAI's) it answered without logprobs of the echoed prompt",
+	} {
+		if !strings.Contains(le.Msg, want) {
+			t.Errorf("error %q lacks %q", le.Msg, want)
+		}
+	}
+	if !strings.Contains(le.Hint, "llama-server does not") {
+		t.Errorf("hint %q", le.Hint)
+	}
+	if out.Len() != 0 {
+		t.Errorf("a reference was written: %d bytes", out.Len())
+	}
+}
+
+// vLLM's prompt_logprobs (a map per position holding the top k and the
+// prompt's own token with its rank) read into positions: the prompt's
+// token outside the top k is the next token, not one of the top.
+func TestPrompt_vllmShape(t *testing.T) {
+	base, _, _ := synthetic(1, 50, 0.25)
+	lp := base[0]
+	toks := []int{1, 40, 7}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			PromptLogprobs int `json:"prompt_logprobs"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		type e struct {
+			Logprob float64 `json:"logprob"`
+			Rank    int     `json:"rank"`
+		}
+		pl := []any{nil}
+		for _, t := range toks[1:] {
+			m := map[string]e{}
+			p := TopK(lp, t, req.PromptLogprobs)
+			for i, x := range p.Top {
+				m[x.Key] = e{x.LP, i + 1}
+			}
+			if _, ok := m[p.Next.Key]; !ok {
+				m[p.Next.Key] = e{p.Next.LP, 40}
+			}
+			pl = append(pl, m)
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "text": "x", "prompt_logprobs": pl}}})
+	})
+	s := httptest.NewServer(mux)
+	defer s.Close()
+	pos, api, err := (&Client{URL: s.URL}).Prompt(context.Background(), toks, 3, "")
+	if err != nil || api != APIPromptLogprobs {
+		t.Fatalf("api %q, err %v", api, err)
+	}
+	for i := 1; i < len(toks); i++ {
+		want := TopK(lp, toks[i], 3)
+		if got, _ := json.Marshal(pos[i]); string(got) != string(must(json.Marshal(want))) {
+			t.Errorf("position %d: %s, want %s", i, got, must(json.Marshal(want)))
+		}
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
