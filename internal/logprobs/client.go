@@ -144,7 +144,8 @@ func (c *Client) Prompt(ctx context.Context, tokens []int, k int, api string) ([
 	}
 	var refused *refusal
 	if errors.As(err1, &refused) && refused.limit {
-		return nil, "", err1
+		return nil, "", &Error{Msg: fmt.Sprintf("the server at %s gives fewer log-probabilities than quality.measure.topK %d: asked for prompt_logprobs, it answered %s", c.URL, k, refused.msg),
+			Hint: "lower quality.measure.topK, or start the server with a larger --max-logprobs (vLLM's default is 20)"}
 	}
 	pos, err2 := c.prompt(ctx, tokens, k, APIEcho)
 	if err2 == nil {
