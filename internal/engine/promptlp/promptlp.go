@@ -69,20 +69,10 @@ func Process(p *spec.Point, job engine.QualityJob, c Client) engine.Process {
 }
 
 // Judge reads what `rigor logprobs` printed: llama-perplexity's format,
-// after a line naming the API.
+// after a line naming the API; a failed process is its error line.
 func Judge(job engine.QualityJob, f engine.Finished) (*results.QualityMeasured, error) {
 	if f.ExitCode != 0 || f.Signaled {
 		return nil, fmt.Errorf("%s exited with status %d%s", Program, f.ExitCode, errLine(f.Stderr))
-	}
-	if job.WriteBase {
-		if _, _, ok := llamabench.FinalEstimate(f.Stderr); !ok {
-			return nil, fmt.Errorf("%s printed no \"Final estimate: PPL = …\"%s", Program, errLine(f.Stderr))
-		}
-		return nil, nil
-	}
-	q, err := llamabench.ParseKLDivergence(f.Stdout)
-	if err != nil {
-		return nil, fmt.Errorf("%s %w", Program, err)
 	}
 	api := "?"
 	for _, l := range strings.Split(string(f.Stdout), "\n") {
@@ -91,10 +81,12 @@ func Judge(job engine.QualityJob, f engine.Finished) (*results.QualityMeasured, 
 			break
 		}
 	}
-	q.Tool = fmt.Sprintf("%s (/v1/completions %s)", Program, api)
-	q.Form, q.TopK, q.Bound = results.FormTopK, job.TopK, results.TopKBound
-	q.Tokens = q.Chunks * (job.Ctx - 1 - job.Ctx/2)
-	return q, nil
+	q, err := llamabench.JudgePerplexity(llamabench.PerplexityRun{Program: Program, Tool: fmt.Sprintf("%s (/v1/completions %s)", Program, api),
+		Ctx: job.Ctx, WriteBase: job.WriteBase, Stdout: f.Stdout, Stderr: f.Stderr})
+	if q != nil {
+		q.Form, q.TopK, q.Bound = results.FormTopK, job.TopK, results.TopKBound
+	}
+	return q, err
 }
 
 // errLine is ": " and the process's error line ("rigor: error: …"), or
