@@ -116,3 +116,74 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// fakeVLLM answers /tokenize (one token per byte, vocabulary 300) and
+// prompt_logprobs from synthetic distributions, one per previous token.
+func fakeVLLM(t *testing.T) *httptest.Server {
+	dists, _, _ := synthetic(300, 300, 0.25)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /tokenize", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Prompt string `json:"prompt"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		toks := []int{}
+		for i := range len(req.Prompt) {
+			toks = append(toks, int(req.Prompt[i]))
+		}
+		json.NewEncoder(w).Encode(map[string]any{"tokens": toks, "count": len(toks)})
+	})
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Prompt         []int `json:"prompt"`
+			PromptLogprobs int   `json:"prompt_logprobs"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		type e struct {
+			Logprob float64 `json:"logprob"`
+			Rank    int     `json:"rank"`
+		}
+		pl := []any{nil}
+		for i := 1; i < len(req.Prompt); i++ {
+			p := TopK(dists[req.Prompt[i-1]], req.Prompt[i], req.PromptLogprobs)
+			m := map[string]e{p.Next.Key: {p.Next.LP, 300}}
+			for j, x := range p.Top {
+				m[x.Key] = e{x.LP, j + 1}
+			}
+			pl = append(pl, m)
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "text": "x", "prompt_logprobs": pl}}})
+	})
+	s := httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// The size said before a reference is written is about the size written
+// (within a quarter), and a model scored against its own reference
+// diverges by exactly 0.
+func TestReference_sizeAndSelf(t *testing.T) {
+	s := fakeVLLM(t)
+	c := &Client{URL: s.URL, Model: "m"}
+	text := strings.Repeat("Light is propagated from luminous bodies in time. ", 40)
+	for _, k := range []int{5, 20} {
+		job := Job{Ctx: 128, Chunks: 4, K: k}
+		var ref, stdout, log bytes.Buffer
+		if err := WriteBase(context.Background(), c, text, job, &ref, &stdout, &log); err != nil {
+			t.Fatal(err)
+		}
+		said := ReferenceBytes(int64(k), 128, 4)
+		if r := float64(ref.Len()) / float64(said); r < 0.75 || r > 1.25 {
+			t.Errorf("k=%d: %d bytes written, %d said", k, ref.Len(), said)
+		}
+		var out bytes.Buffer
+		if err := Score(context.Background(), c, &ref, job, &out, &log); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"api: prompt_logprobs", "Mean    KLD: 0.000000000 ± 0.000000000", "Same top p: 100.000 ± 0.000 %"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("k=%d: the score lacks %q:\n%s", k, want, out.String())
+			}
+		}
+	}
+}

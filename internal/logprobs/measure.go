@@ -34,10 +34,12 @@ type Job struct {
 	API            string
 }
 
-// ReferenceBytes estimates a reference file's size: per scored token
-// k+1 entries of about 24 bytes, and the chunks' tokens.
+// ReferenceBytes estimates a reference file's size: per scored token a
+// JSON line of k+1 entries of about 37 bytes ({"t":"1234","lp":-5.551115123125783},),
+// and the chunks' tokens (TestReference_sizeAndSelf holds it within a
+// quarter of what is written).
 func ReferenceBytes(k, ctx, chunks int64) int64 {
-	return 200 + chunks*ctx*7 + chunks*(ctx-1-ctx/2)*((k+1)*24+24)
+	return 200 + chunks*ctx*4 + chunks*(ctx-1-ctx/2)*((k+1)*37+20)
 }
 
 // scored is the part of a chunk's positions that is scored: the second
