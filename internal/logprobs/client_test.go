@@ -187,3 +187,64 @@ func TestReference_sizeAndSelf(t *testing.T) {
 		}
 	}
 }
+
+// A server that refuses vLLM's prompt_logprobs (OpenAI's answer to an
+// argument it does not know) and answers echo with logprobs is read
+// through echo: tokens by their text, the top k per position.
+func TestPrompt_echo(t *testing.T) {
+	base, _, _ := synthetic(1, 40, 0.25)
+	lp := base[0]
+	text := func(id int) string { return string(rune('a' + id)) }
+	toks := []int{3, 17, 30, 2}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			PromptLogprobs *int `json:"prompt_logprobs"`
+			Echo           bool `json:"echo"`
+			Logprobs       int  `json:"logprobs"`
+			MaxTokens      int  `json:"max_tokens"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if req.PromptLogprobs != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":{"message":"Unrecognized request argument supplied: prompt_logprobs","type":"invalid_request_error","param":null,"code":null}}`)
+			return
+		}
+		if !req.Echo || req.MaxTokens != 0 {
+			t.Errorf("echo %v, max_tokens %d: want echo with max_tokens 0", req.Echo, req.MaxTokens)
+		}
+		tokens := []string{}
+		tlp := []any{nil}
+		top := []any{nil}
+		for i, id := range toks {
+			tokens = append(tokens, text(id))
+			if i == 0 {
+				continue
+			}
+			tlp = append(tlp, lp[id])
+			m := map[string]float64{text(id): lp[id]}
+			for _, e := range TopK(lp, id, req.Logprobs).Top {
+				n := 0
+				for c := range e.Key {
+					n = n*10 + int(e.Key[c]-'0')
+				}
+				m[text(n)] = e.LP
+			}
+			top = append(top, m)
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "text": "",
+			"logprobs": map[string]any{"tokens": tokens, "token_logprobs": tlp, "top_logprobs": top, "text_offset": []int{0, 1, 2, 3}}}}})
+	})
+	s := httptest.NewServer(mux)
+	defer s.Close()
+	pos, api, err := (&Client{URL: s.URL}).Prompt(context.Background(), toks, 4, "")
+	if err != nil || api != APIEcho {
+		t.Fatalf("api %q, err %v", api, err)
+	}
+	for i := 1; i < len(toks); i++ {
+		want := TopK(lp, toks[i], 4)
+		if pos[i].Next.Key != text(toks[i]) || pos[i].Next.LP != lp[toks[i]] || len(pos[i].Top) != 4 || pos[i].Top[0].LP != want.Top[0].LP {
+			t.Errorf("position %d: %+v, want next %s %g and the top 4 of %+v", i, pos[i], text(toks[i]), lp[toks[i]], want.Top)
+		}
+	}
+}
