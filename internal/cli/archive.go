@@ -138,6 +138,7 @@ type archiveItem struct {
 	// directory, an endpoint): not counted as missing.
 	Outside bool `json:"outside,omitempty"`
 	path    string
+	key     string // a build id or install key
 }
 
 // archiveExperiments are the locked experiments ids name, or every locked
@@ -223,8 +224,20 @@ func (e *env) engineItem(t *archiveTarget, p *engine.Prepared) *archiveItem {
 	} else {
 		return nil
 	}
-	it.Tag = archive.Tag(it.Kind, key)
+	it.Tag, it.key = archive.Tag(it.Kind, key), key
 	return it
+}
+
+// installItem is the install a build was made from, which a rerun needs
+// beside the build (node-llama-cpp's localBuild), as an archive item;
+// nil when the build needs none.
+func installItem(t *archiveTarget, p *engine.Prepared) *archiveItem {
+	if p == nil || p.InstallDir == "" {
+		return nil
+	}
+	key := filepath.Base(p.InstallDir)
+	return &archiveItem{ID: t.x.ID, Kind: archive.KindInstall, What: engineLabel(t.x, t.entry) + " (the install its build was made from)",
+		Tag: archive.Tag(archive.KindInstall, key), key: key, path: p.InstallDir}
 }
 
 // archiveSession is what push, pull and check start from: the archive
@@ -281,13 +294,20 @@ func (c *archivePushCmd) Run(e *env) error {
 			return explain(err, t.x.ID)
 		}
 		if it := e.engineItem(t, p); it != nil {
-			bar := newByteProgress(e.stderr, fmt.Sprintf("%s %s", it.Kind, it.What))
-			ok, n, err := a.PushDir(ctx, it.Kind, p.Engine.BuildID, it.path, markerOf(it.Kind, it.path), e.cfg().Cache, bar.update)
-			bar.done()
-			if err != nil {
-				return archiveError(err)
+			// A build made from an install (node-llama-cpp's localBuild)
+			// needs the install too: it is archived first.
+			for _, it := range []*archiveItem{installItem(t, p), it} {
+				if it == nil {
+					continue
+				}
+				bar := newByteProgress(e.stderr, fmt.Sprintf("%s %s", it.Kind, it.What))
+				ok, n, err := a.PushDir(ctx, it.Kind, it.key, it.path, markerOf(it.Kind, it.path), e.cfg().Cache, bar.update)
+				bar.done()
+				if err != nil {
+					return archiveError(err)
+				}
+				e.pushed(it, ok, n, &sent, &had, &bytes)
 			}
-			e.pushed(it, ok, n, &sent, &had, &bytes)
 		} else {
 			fmt.Fprintf(e.stderr, "rigor: %s: the engine is %s: nothing of it to archive\n", t.x.ID, engineNothing(p))
 		}
@@ -398,11 +418,16 @@ func (c *archivePullCmd) Run(e *env) error {
 				"push it from a machine that has it: rigor archive push "+t.x.ID)
 		}
 		if it := e.engineItem(t, p); it != nil {
-			state := "cached "
-			if buildcache.Substituted(pctx, p.Engine.BuildID) {
-				state = "pulled "
+			for _, it := range []*archiveItem{installItem(t, p), it} {
+				if it == nil {
+					continue
+				}
+				state := "cached "
+				if buildcache.Substituted(pctx, it.key) {
+					state = "pulled "
+				}
+				fmt.Fprintf(e.stdout, "%s %s  %s\n", state, it.Tag, it.What)
 			}
-			fmt.Fprintf(e.stdout, "%s %s  %s\n", state, it.Tag, it.What)
 		}
 		for _, it := range e.modelItems(t) {
 			if it.SHA256 == "" {
@@ -479,6 +504,11 @@ func (c *archiveCheckCmd) Run(e *env) error {
 		if it == nil {
 			it = &archiveItem{ID: t.x.ID, Kind: "engine", What: engineLabel(t.x, t.entry),
 				Note: "its key is not known on this machine (not built or installed here, or prebuilt): build it, or check from a machine that has it"}
+		}
+		if p, err := r.LocateEngine(ctx, t.x, t.entry); err == nil && p != nil {
+			if in := installItem(t, p); in != nil {
+				items = append(items, in)
+			}
 		}
 		items = append(items, it)
 		items = append(items, e.modelItems(t)...)

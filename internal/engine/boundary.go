@@ -289,6 +289,11 @@ type Prepared struct {
 	Toolchain map[string]string `json:"toolchain,omitempty"`
 	// Warnings are recorded with every run of the engine.
 	Warnings []string `json:"warnings,omitempty"`
+	// InstallDir is the engine install a build was made from when a rerun
+	// needs it too (node-llama-cpp's localBuild: the build's key names the
+	// install, which must be there to find the build); its key is the
+	// directory's name. rigor archive keeps it beside the build.
+	InstallDir string `json:"installDir,omitempty"`
 }
 
 // Finished is what a run's bench process left behind.

@@ -91,7 +91,11 @@ func (Engine) Prepare(ctx context.Context, req engine.Request) (*engine.Prepared
 		return nil, err
 	}
 	if nb == nil {
-		req.Say("building node-llama-cpp %s's bundled llama.cpp for this CPU", inst.Version)
+		if buildcache.SubstituterOf(ctx) != nil {
+			req.Say("node-llama-cpp %s's local build is not in the cache: asking the archive, else building its bundled llama.cpp for this CPU", inst.Version)
+		} else {
+			req.Say("building node-llama-cpp %s's bundled llama.cpp for this CPU", inst.Version)
+		}
 		nb, err = BuildNative(ctx, NativeOptions{Cache: req.Cache, Install: inst, Progress: req.BuildProgress, Log: req.BuildLog})
 		if err != nil {
 			return nil, err
@@ -110,7 +114,7 @@ func preparedNative(ctx context.Context, req engine.Request, inst *Installation,
 	if err := ensureRunner(nb.Dir); err != nil {
 		return nil, fmt.Errorf("preparing the local build of node-llama-cpp: %w", err)
 	}
-	p := &engine.Prepared{Engine: facts(req), BinDir: nb.Dir, Cached: nb.Cached, BuildCommit: nb.BuildCommit}
+	p := &engine.Prepared{Engine: facts(req), BinDir: nb.Dir, Cached: nb.Cached, BuildCommit: nb.BuildCommit, InstallDir: inst.Dir}
 	p.Engine.Version = inst.Version
 	p.Engine.BuildID = nb.Key
 	p.Engine.Commit = nb.Bundle.Commit
@@ -194,7 +198,7 @@ func (Engine) Locate(ctx context.Context, req engine.Request) (*engine.Prepared,
 		if err != nil {
 			return nil, err
 		}
-		p := &engine.Prepared{Engine: facts(req), BinDir: nb.Dir, Cached: true, BuildCommit: nb.BuildCommit}
+		p := &engine.Prepared{Engine: facts(req), BinDir: nb.Dir, Cached: true, BuildCommit: nb.BuildCommit, InstallDir: inst.Dir}
 		p.Engine.Version, p.Engine.BuildID, p.Engine.Commit = inst.Version, nb.Key, nb.Bundle.Commit
 		return p, nil
 	}
