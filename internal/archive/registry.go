@@ -140,12 +140,19 @@ type Options struct {
 	DockerConfig string
 	// HTTPClient replaces the default client (tests).
 	HTTPClient *http.Client
+	// StateDir keeps the state of uploads in progress, so that an
+	// interrupted push of a large blob resumes ("" keeps none).
+	StateDir string
 }
 
 // Archive is an open archive.
 type Archive struct {
 	Addr Address
 	repo *remote.Repository
+	// StateDir is Options.StateDir.
+	StateDir string
+	// Resumed, when set, is told when an upload resumes or starts again.
+	Resumed ResumeFunc
 }
 
 // Open prepares the archive at addr; nothing is sent until it is used.
@@ -168,7 +175,7 @@ func Open(addr Address, opts Options) (*Archive, error) {
 		client.Credential = credentials.Credential(store)
 	}
 	repo.Client = client
-	return &Archive{Addr: addr, repo: repo}, nil
+	return &Archive{Addr: addr, repo: repo, StateDir: opts.StateDir}, nil
 }
 
 // Error is a failure to talk to the archive, with a hint.
@@ -199,6 +206,9 @@ func (a *Archive) wrap(op string, err error) error {
 	var ee *Error
 	if errors.As(err, &ee) {
 		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%s: interrupted: %w", op, context.Canceled)
 	}
 	var resp *errcode.ErrorResponse
 	unauthorized := errors.As(err, &resp) && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden)
@@ -324,6 +334,10 @@ func (a *Archive) PushFile(ctx context.Context, what, path, mediaType, sha strin
 		return false, err
 	} else if has {
 		return false, nil
+	}
+	if size >= ChunkThreshold {
+		// Large: in chunks, resumed after an interruption.
+		return true, a.pushChunked(ctx, what, path, sha, size, progress, a.Resumed)
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -89,7 +89,18 @@ func (e *env) openArchive(required bool) (*archive.Archive, error) {
 	if err != nil {
 		return nil, withHint(fmt.Errorf("%s: %w", from, err), "write it as oci://host[:port]/repository; log in with docker login")
 	}
-	return archive.Open(addr, archive.Options{DockerConfig: c.DockerConfig})
+	a, err := archive.Open(addr, archive.Options{DockerConfig: c.DockerConfig, StateDir: filepath.Join(c.Cache, "archive-uploads")})
+	if err != nil {
+		return nil, err
+	}
+	a.Resumed = func(what string, off, size int64) {
+		if off < 0 {
+			fmt.Fprintf(e.stderr, "rigor: %s: the registry no longer holds the interrupted upload: sending it again from the start\n", what)
+			return
+		}
+		fmt.Fprintf(e.stderr, "rigor: %s: resuming the interrupted upload at byte %d of %d (%s left)\n", what, off, size, humanBytes(size-off))
+	}
+	return a, nil
 }
 
 // withArchive returns ctx carrying the archive as the substituter of
