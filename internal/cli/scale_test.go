@@ -18,7 +18,7 @@ import (
 
 // writeRuns writes n records of a 5-point sweep of experiment exp into the
 // module at dir, starting at t0, a minute apart, with ids made from seq.
-func writeRuns(t *testing.T, dir, exp string, n int, t0 time.Time, seq int) []string {
+func writeRuns(t testing.TB, dir, exp string, n int, t0 time.Time, seq int) []string {
 	t.Helper()
 	store := results.Open(dir)
 	var ids []string
@@ -61,39 +61,10 @@ func TestPerExperimentReads_independentOfOtherRecords(t *testing.T) {
 	type cost struct{ records, bytes, dirEntries int64 }
 	siblings := map[int]int{} // others → directories beside lab/target in lab/
 	measure := func(others int) map[string]cost {
-		dir := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(dir, "cue.mod"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, "cue.mod", "module.cue"), []byte("module: \"example.com/s@v0\"\nlanguage: version: \"v0.17.0\"\n"), 0o644)
-		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		ids := writeRuns(t, dir, "lab/target", 20, t0, 0)
-		// Other experiments, in the same package and elsewhere, 50 runs
-		// each, interleaved in time with the target's.
-		for i := 0; i*50 < others; i++ {
-			exp := fmt.Sprintf("other%02d/e%02d", i%7, i)
-			if i%3 == 0 {
-				exp = fmt.Sprintf("lab/o%02d", i)
-				siblings[others]++
-			}
-			writeRuns(t, dir, exp, 50, t0.Add(time.Duration(i)*time.Second), 1000+i*50)
-		}
+		dir, ids, sib := scaleStore(t, others)
+		siblings[others] = sib
 		out := map[string]cost{}
-		for _, c := range []struct {
-			name string
-			args []string
-		}{
-			{"report", []string{"report", "lab/target", "-o", filepath.Join(dir, "site")}},
-			{"report-glob", []string{"report", "lab/tar*", "-o", filepath.Join(dir, "site2")}},
-			{"diff-runs", []string{"diff", ids[0], ids[5]}},
-			// The records were written beside rigor, not by it: the first
-			// lookup lists the store and writes the index's run-id map,
-			// the next finds both ids through it.
-			{"diff-runs-again", []string{"diff", ids[0], ids[5]}},
-			{"diff-experiment", []string{"diff", "lab/target", "lab/target"}},
-			{"log", []string{"log", "lab/target"}},
-			{"results", []string{"results", "lab/target"}},
-		} {
+		for _, c := range scaleVerbs(dir, ids) {
 			r0 := results.Reads()
 			stdout, stderr, code := runCLI(t, append([]string{"-C", dir}, c.args...)...)
 			if code != 0 && code != 1 {
@@ -134,6 +105,90 @@ func TestPerExperimentReads_independentOfOtherRecords(t *testing.T) {
 		if name != "diff-runs" && l.dirEntries != s.dirEntries {
 			t.Errorf("%s listed %d directory entries beside 200 records of other experiments, %d beside 2,000: it must list only its experiment's",
 				name, s.dirEntries, l.dirEntries)
+		}
+	}
+}
+
+// scaleStore is a module whose results hold lab/target (20 runs) beside
+// others records of other experiments, 50 runs each, in lab/ and
+// elsewhere, interleaved in time; it returns lab/target's run ids and how
+// many directories sit beside lab/target in lab/.
+func scaleStore(t testing.TB, others int) (dir string, ids []string, siblings int) {
+	dir = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cue.mod"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cue.mod", "module.cue"), []byte("module: \"example.com/s@v0\"\nlanguage: version: \"v0.17.0\"\n"), 0o644)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ids = writeRuns(t, dir, "lab/target", 20, t0, 0)
+	for i := 0; i*50 < others; i++ {
+		exp := fmt.Sprintf("other%02d/e%02d", i%7, i)
+		if i%3 == 0 {
+			exp = fmt.Sprintf("lab/o%02d", i)
+			siblings++
+		}
+		writeRuns(t, dir, exp, 50, t0.Add(time.Duration(i)*time.Second), 1000+i*50)
+	}
+	return dir, ids, siblings
+}
+
+type scaleVerb struct {
+	name string
+	args []string
+}
+
+// scaleVerbs are the verbs that concern one experiment or two runs, in a
+// store made by scaleStore.
+func scaleVerbs(dir string, ids []string) []scaleVerb {
+	return []scaleVerb{
+		{"report", []string{"report", "lab/target", "-o", filepath.Join(dir, "site")}},
+		{"report-glob", []string{"report", "lab/tar*", "-o", filepath.Join(dir, "site2")}},
+		{"diff-runs", []string{"diff", ids[0], ids[5]}},
+		// The records were written beside rigor, not by it: the first
+		// lookup lists the store and writes the index's run-id map,
+		// the next finds both ids through it.
+		{"diff-runs-again", []string{"diff", ids[0], ids[5]}},
+		{"diff-experiment", []string{"diff", "lab/target", "lab/target"}},
+		{"log", []string{"log", "lab/target"}},
+		{"results", []string{"results", "lab/target"}},
+	}
+}
+
+// BenchmarkPerExperimentVerbs runs each verb of scaleVerbs at two store
+// sizes (200 and 2,000 records of other experiments) and reports what it
+// read per run beside its time: records, bytes and directory entries
+// (TestPerExperimentReads_independentOfOtherRecords asserts those counts
+// do not grow; issue 30).
+//
+//	go test -run '^$' -bench PerExperimentVerbs ./internal/cli
+func BenchmarkPerExperimentVerbs(b *testing.B) {
+	for _, others := range []int{200, 2000} {
+		dir, ids, _ := scaleStore(b, others)
+		// The index warm, as it is between runs: the records past its racy
+		// window, summarized, and the run-id map written.
+		time.Sleep(2100 * time.Millisecond)
+		for _, args := range [][]string{{"results"}, {"diff", ids[0], ids[5]}} {
+			var out, errb strings.Builder
+			Run(append([]string{"-C", dir}, args...), &out, &errb)
+		}
+		for _, c := range scaleVerbs(dir, ids) {
+			if c.name == "diff-runs" {
+				continue // the first lookup only; diff-runs-again is the verb
+			}
+			b.Run(fmt.Sprintf("%s/others=%d", c.name, others), func(b *testing.B) {
+				r0 := results.Reads()
+				for b.Loop() {
+					var out, errb strings.Builder
+					if code := Run(append([]string{"-C", dir}, c.args...), &out, &errb); code != 0 && code != 1 {
+						b.Fatalf("rigor %v: exit %d\n%s", c.args, code, errb.String())
+					}
+				}
+				r1 := results.Reads()
+				n := float64(b.N)
+				b.ReportMetric(float64(r1.Records-r0.Records)/n, "records/op")
+				b.ReportMetric(float64(r1.Bytes-r0.Bytes)/n, "bytes-read/op")
+				b.ReportMetric(float64(r1.DirEntries-r0.DirEntries)/n, "dir-entries/op")
+			})
 		}
 	}
 }
