@@ -107,38 +107,15 @@ type Change struct {
 	LogLow, LogHigh float64
 }
 
-// paired estimates ln(b/a) over the pairs: the paired t-test of log
-// ratios of [stats.PairedLogT], computed here without the exact
-// sign-flip p-value that PairedLogT adds beside it (2^n sums for n up to
-// 20 rounds, at every round of every step).
+// paired estimates ln(b/a) over the pairs with diff's paired t-test of
+// log ratios ([stats.PairedLogRatio]: [stats.PairedLogT] without the
+// exact sign-flip p-value, 2^n sums for n up to 20 rounds at every round
+// of every step) and its 95% interval.
 func paired(a, b []float64, alpha float64) Change {
-	nan := math.NaN()
-	n := min(len(a), len(b))
-	c := Change{Rounds: n, P: nan, MeanLog: nan, SDLog: nan, Percent: nan, Low: nan, High: nan, LogLow: nan, LogHigh: nan}
-	d := make([]float64, 0, n)
-	for i := 0; i < n; i++ {
-		if !(a[i] > 0 && b[i] > 0) {
-			return c
-		}
-		d = append(d, math.Log(b[i]/a[i]))
-	}
-	if n == 0 {
-		return c
-	}
-	c.MeanLog = stats.Mean(d)
-	c.Percent = math.Expm1(c.MeanLog) * 100
-	if n < 2 {
-		return c
-	}
-	c.SDLog = stats.Stddev(d)
-	se := c.SDLog / math.Sqrt(float64(n))
-	df := float64(n - 1)
-	h := stats.TQuantile(0.975, df) * se
-	c.LogLow, c.LogHigh = c.MeanLog-h, c.MeanLog+h
+	t := stats.PairedLogRatio(a, b)
+	c := Change{Rounds: t.N, P: t.P, MeanLog: t.MeanLogRatio, SDLog: t.SDLogRatio, Percent: math.Expm1(t.MeanLogRatio) * 100}
+	c.LogLow, c.LogHigh = t.LogInterval(0.95)
 	c.Low, c.High = math.Expm1(c.LogLow)*100, math.Expm1(c.LogHigh)*100
-	if se > 0 {
-		c.P = math.Min(1, 2*stats.TSF(math.Abs(c.MeanLog/se), df))
-	}
 	c.Significant = !math.IsNaN(c.P) && c.P < alpha
 	return c
 }

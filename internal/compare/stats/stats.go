@@ -616,31 +616,58 @@ type PairedTest struct {
 // needs two pairs, positive values and some variance; otherwise P is NaN.
 // The exact sign-flip p-value of the same ratios is computed beside it.
 func PairedLogT(a, b []float64) PairedTest {
+	res, d := pairedLog(a, b)
+	if d != nil {
+		res.SignFlipP = SignFlipP(d)
+	}
+	return res
+}
+
+// PairedLogRatio is [PairedLogT] without the exact sign-flip p-value
+// (SignFlipP is NaN): 2^n sums for up to 20 pairs are too many for a
+// caller that tests at every round, as rigor bisect does.
+func PairedLogRatio(a, b []float64) PairedTest {
+	res, _ := pairedLog(a, b)
+	return res
+}
+
+// LogInterval returns the two-sided Student-t interval of the mean log
+// ratio at level (0.95): NaN below two pairs.
+func (t PairedTest) LogInterval(level float64) (low, high float64) {
+	if t.N < 2 || math.IsNaN(t.SDLogRatio) {
+		return math.NaN(), math.NaN()
+	}
+	h := TQuantile(1-(1-level)/2, float64(t.N-1)) * t.SDLogRatio / math.Sqrt(float64(t.N))
+	return t.MeanLogRatio - h, t.MeanLogRatio + h
+}
+
+// pairedLog is the paired t-test of the log ratios and the log ratios
+// (nil when there are none or a value is not positive).
+func pairedLog(a, b []float64) (PairedTest, []float64) {
 	nan := math.NaN()
 	res := PairedTest{N: min(len(a), len(b)), MeanLogRatio: nan, SDLogRatio: nan, T: nan, DF: nan, P: nan, SignFlipP: nan}
 	d := make([]float64, 0, res.N)
 	for i := 0; i < res.N; i++ {
 		if !(a[i] > 0 && b[i] > 0) {
-			return res
+			return res, nil
 		}
 		d = append(d, math.Log(b[i]/a[i]))
 	}
 	if res.N == 0 {
-		return res
+		return res, nil
 	}
 	res.MeanLogRatio = Mean(d)
-	res.SignFlipP = SignFlipP(d)
 	if res.N < 2 {
-		return res
+		return res, d
 	}
 	res.SDLogRatio = Stddev(d)
 	res.DF = float64(res.N - 1)
 	if res.SDLogRatio == 0 {
-		return res
+		return res, d
 	}
 	res.T = res.MeanLogRatio / (res.SDLogRatio / math.Sqrt(float64(res.N)))
 	res.P = math.Min(1, 2*TSF(math.Abs(res.T), res.DF))
-	return res
+	return res, d
 }
 
 // SignFlipP returns the exact two-sided p-value of the sign-flip

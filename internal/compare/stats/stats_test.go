@@ -500,3 +500,26 @@ func TestZCritical(t *testing.T) {
 		}
 	}
 }
+
+// TestPairedLogRatio: the paired t-test of log ratios without the exact
+// sign-flip p-value (rigor bisect tests at every round of every step), and
+// the interval of the mean log ratio; the same figures as PairedLogT.
+func TestPairedLogRatio(t *testing.T) {
+	a := []float64{100, 102, 98, 101, 99}
+	b := []float64{103, 104, 101, 105, 100}
+	got, full := PairedLogRatio(a, b), PairedLogT(a, b)
+	if got.N != full.N || got.MeanLogRatio != full.MeanLogRatio || got.SDLogRatio != full.SDLogRatio || got.T != full.T || got.P != full.P || !math.IsNaN(got.SignFlipP) {
+		t.Errorf("PairedLogRatio = %+v, want PairedLogT's %+v without SignFlipP", got, full)
+	}
+	// mean ± t(0.975, 4) · sd/√5, t(0.975, 4) = 2.7764451051977987 (R: qt).
+	lo, hi := got.LogInterval(0.95)
+	if !near(lo, 0.011837449294349755, 1e-12) || !near(hi, 0.03937058888128981, 1e-12) {
+		t.Errorf("LogInterval(0.95) = %v, %v; want 0.0118374, 0.0393706", lo, hi)
+	}
+	if lo, hi := PairedLogRatio([]float64{1}, []float64{2}).LogInterval(0.95); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("one pair: interval %v, %v; want NaN", lo, hi)
+	}
+	if lo, hi := PairedLogRatio([]float64{1, 2}, []float64{2, 4}).LogInterval(0.95); !near(lo, math.Ln2, 1e-15) || !near(hi, math.Ln2, 1e-15) {
+		t.Errorf("no variance: interval %v, %v; want ln 2 both", lo, hi)
+	}
+}
