@@ -57,6 +57,11 @@ the bisect's state is committed with each round's records in
 results/.bisect/<experiment>.json: --continue resumes after a crash or on
 another day; --log prints the steps.
 
+Exit status: 0 when it names the first bad commit; 4 when the endpoints
+did not differ in --max-rounds rounds (nothing to bisect); 5 when it could
+not split the range (a commit stayed undecided); 6 when every commit in
+the range was skipped. The outcome is printed and committed in each case.
+
 Examples:
   rigor bisect bench/tg --good b4700 --bad b4747  # needs an engine from git: a llama.cpp experiment, not rigor init's npm one
   rigor bisect bench/tg --continue  # needs an engine from git: a llama.cpp experiment, not rigor init's npm one
@@ -656,7 +661,43 @@ func (b *bisector) finish(o bisect.Outcome) error {
 	fmt.Fprintf(e.stdout, "%d %s measured between the endpoints (%d built), %d rounds; 'rigor bisect %s --log' shows the steps\n",
 		len(f.Steps), plural(len(f.Steps), "commit", "commits"), builds, rounds, f.Experiment)
 	f.Outcome = sum
-	return b.save(fmt.Sprintf("rigor bisect %s: %s", f.Point, o.Ending))
+	if err := b.save(fmt.Sprintf("rigor bisect %s: %s", f.Point, o.Ending)); err != nil {
+		return err
+	}
+	return bisectEnd(f, o)
+}
+
+// bisectEndError is a bisect that named no commit: its outcome is
+// printed and committed, and it exits with the ending's own code.
+type bisectEndError struct {
+	msg  string
+	code int
+}
+
+func (e *bisectEndError) Error() string { return e.msg }
+func (e *bisectEndError) ExitCode() int { return e.code }
+
+// bisectEnd is nil for a bisect that found the first bad commit, else the
+// error (and exit code) of its ending: no change between the endpoints,
+// a range it could not split, a range whose every commit was skipped.
+func bisectEnd(f *bisect.File, o bisect.Outcome) error {
+	short := func(i int) string { return f.Commits[i].Hash[:12] }
+	log := "'rigor bisect " + f.Experiment + " --log' shows the steps"
+	var err *bisectEndError
+	switch {
+	case o.Ending == bisect.Found:
+		return nil
+	case o.Ending == bisect.NoChangeEnding:
+		err = &bisectEndError{fmt.Sprintf("the endpoints %s and %s did not differ in %d %s", short(o.LastGood), short(o.FirstBad),
+			len(f.Endpoints), plural(len(f.Endpoints), "round", "rounds")), ExitBisectNoChange}
+		return withHint(fmt.Errorf("rigor bisect named no commit: %w", err), "a larger --max-rounds tells a smaller change from the noise; "+log)
+	case o.Undecided >= 0:
+		err = &bisectEndError{fmt.Sprintf("it could not split %s..%s: %s stayed undecided", short(o.LastGood), short(o.FirstBad), short(o.Undecided)), ExitBisectUnsplit}
+		return withHint(fmt.Errorf("rigor bisect named no commit: %w", err), "the change lies in that range; "+log)
+	default:
+		err = &bisectEndError{fmt.Sprintf("every commit between %s and %s was skipped", short(o.LastGood), short(o.FirstBad)), ExitBisectSkipped}
+		return withHint(fmt.Errorf("rigor bisect named no commit: %w", err), "each skipped commit is named above with why; "+log)
+	}
 }
 
 // fmtChange is a change with its 95% interval.

@@ -19,6 +19,18 @@ const (
 	// ExitRunFailed is rigor run recording at least one run whose status is
 	// not ok (failed, crashed, timeout): the records are written.
 	ExitRunFailed = 2
+	// ExitBisectNoChange is rigor bisect finding no difference between
+	// its endpoints that the rounds could tell from the noise: nothing to
+	// bisect.
+	ExitBisectNoChange = 4
+	// ExitBisectUnsplit is rigor bisect ending with a range it could not
+	// split: a commit in it was told from neither endpoint, or measures
+	// between them.
+	ExitBisectUnsplit = 5
+	// ExitBisectSkipped is rigor bisect ending with a range whose every
+	// commit was skipped (a patch did not apply, it did not build, its runs
+	// failed).
+	ExitBisectSkipped = 6
 	// ExitInterrupted is rigor run stopped by Ctrl-C or SIGTERM after
 	// recording the interrupted run, or rigor build stopped by them
 	// (128 + SIGINT, as shells report it).
