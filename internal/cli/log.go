@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +34,14 @@ chart of tokSOut per point. ID@REV shows the history as committed at a git
 revision. --plot FILE draws each key metric over time (each run's mean
 with its 95% interval, dashed lines at drift, crosses at failed runs) into
 an SVG or PNG file.
+
+When the experiment measures quality (quality.measure), a speed-vs-quality
+table follows: each point's latest ok run, of it and of the experiments of
+its package measured against the same baseline, its speed (the primary
+output rate) with its interval, its mean KL divergence from the baseline
+with its interval, same top token %, PPL ratio, and "pareto" on the points
+no other point beats on both speed and KLD (by the means; the baseline is
+on the front by definition). --json has it as "quality".
 
 Examples:
   rigor log example/smoke
@@ -62,6 +72,9 @@ func (c *logCmd) Run(e *env) error {
 	if runs != nil {
 		h = compare.Log(runs)
 	} else if h, err = compare.LogSummaries(sums, func(x *results.Summary) (*results.Run, error) { return results.Load(x.Path) }); err != nil {
+		return err
+	}
+	if h.Quality, err = c.speedQuality(e, store, sums, runs); err != nil {
 		return err
 	}
 	if c.JSON {
@@ -125,6 +138,56 @@ func (c *logCmd) history(e *env, store *results.Store) ([]*results.Summary, []re
 		runs[i] = *r
 	}
 	return nil, runs, nil
+}
+
+// speedQuality is the speed-vs-quality view of the experiment logged,
+// when the latest ok run of one of its points measured quality: its
+// points and those of its package's experiments measured against the
+// same baseline (vet keeps a baseline in its package), each point's
+// latest ok run. Only those runs' records are read. At a revision (runs
+// set) the view holds the experiment's own points only.
+func (c *logCmd) speedQuality(e *env, store *results.Store, sums []*results.Summary, runs []results.Run) (*compare.SpeedQuality, error) {
+	id, _, _ := results.ParseRef(c.ID)
+	if i := strings.IndexByte(id, '['); i >= 0 {
+		id = id[:i]
+	}
+	var own []*results.Run
+	if runs != nil {
+		for i := range runs {
+			own = append(own, &runs[i])
+		}
+		return compare.SpeedQualityOf(own, id), nil
+	}
+	if c.ID != id {
+		// A point's log: the view is its experiment's.
+		all, warnings, err := store.Summaries(results.Filter{Experiment: id})
+		if err != nil {
+			return nil, err
+		}
+		e.warn(warnings)
+		sums = all
+	}
+	paths := func(xs []*results.Summary) []string {
+		var out []string
+		for _, x := range results.LatestSummaries(xs) {
+			out = append(out, x.Path)
+		}
+		return out
+	}
+	own, warnings := store.LoadFiles(paths(sums))
+	e.warn(warnings)
+	if compare.SpeedQualityOf(own, id) == nil || !strings.Contains(id, "/") {
+		return compare.SpeedQualityOf(own, id), nil
+	}
+	pkg, warnings, err := store.Summaries(results.Filter{Package: path.Dir(id)})
+	if err != nil {
+		return nil, err
+	}
+	e.warn(warnings)
+	pkg = slices.DeleteFunc(pkg, func(x *results.Summary) bool { return x.Experiment == id })
+	peers, warnings := store.LoadFiles(paths(pkg))
+	e.warn(warnings)
+	return compare.SpeedQualityOf(append(own, peers...), id), nil
 }
 
 // fitWidth is the width a table should fit: $COLUMNS when set, else the

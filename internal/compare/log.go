@@ -28,6 +28,10 @@ type History struct {
 	// Chart is the tokSOut series over time, one series per point; nil
 	// when no run has tokSOut.
 	Chart *Chart
+	// Quality is the speed-vs-quality view of the experiment
+	// ([SpeedQualityOf]), set by the caller, which reads the records it
+	// needs; nil when its points measured no quality.
+	Quality *SpeedQuality
 }
 
 // Entry is one run in a [History].

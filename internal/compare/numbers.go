@@ -13,6 +13,20 @@ import (
 	"github.com/rigorbench/rigor/internal/results"
 )
 
+// FormatKLD writes a KL divergence: 0 as 0, below 0.001 with 3
+// significant digits in exponent form (a Q8_0's 1.41e-05), else with 6
+// decimals. diff's quality table, log's and the report's speed-vs-quality
+// tables share it.
+func FormatKLD(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case math.Abs(v) < 0.001:
+		return strconv.FormatFloat(v, 'e', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 6, 64)
+}
+
 // FormatNum formats a value with 4 significant digits and never an exponent
 // ("15,244", "14.29", "0.0001234"), thousands grouped with commas; "–" for
 // NaN.

@@ -16,6 +16,12 @@
 //     failed. With two engine commits or more, each key metric by
 //     commit: the commit's ok runs pooled, mean and interval. Then the
 //     tables of commits and runs, which are the plots' text alternative.
+//     An experiment whose points measured quality (quality.measure) has,
+//     first on its page, a speed-vs-quality scatter ([compare.SpeedQualityOf]):
+//     each point's latest ok run, of it and of its package's experiments
+//     measured against the same baseline, the mean KL divergence on a log
+//     axis (the baseline's 0 at its left edge) against the primary output
+//     rate with its interval, the Pareto front as a line, and its table.
 //  3. A sweep page (experiments with swept values) plots each metric
 //     against each swept field, one line per combination of the other
 //     fields, from the latest ok run of each point ([results.LatestPerPoint],

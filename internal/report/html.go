@@ -159,17 +159,17 @@ const indexTmpl = `{{define "index.html"}}{{template "head" .}}{{with .Body}}
 const experimentTmpl = `{{define "experiment.html"}}{{template "head" .}}{{with .Body}}
 <h1>{{.ID}}</h1>
 <p class="summary">{{.Summary}}{{if .SweepHref}} · <a href="{{.SweepHref}}">sweep</a>{{end}}{{if .DiffHref}} · <a href="{{.DiffHref}}">latest against previous run</a>{{end}}</p>
-{{range .Figures}}{{template "figure" .}}{{end}}{{if not .Figures}}<p>No run recorded a metric to plot: the table of runs below says how each ended.</p>{{end}}
 {{with .Quality}}<h2 id="quality">Speed and quality</h2>
 {{if .Figure.SVG}}{{template "figure" .Figure}}{{else}}<p>{{.Caption}}</p>{{end}}
 <div class="wide"><table class="quality">
-<caption>Each point's latest ok run that measured quality: <span class="mono">{{.Metric}}</span> with its 95% interval, the mean KL divergence from the baseline with its 95% interval, its 99th percentile, how often the top token is the baseline's, the perplexity ratio; pareto marks the front.{{if .NotDrawn}} {{.NotDrawn}}{{end}}</caption>
+<caption>Each point's latest ok run (the run diff takes): <span class="mono">{{.Metric}}</span> with its 95% interval, the mean KL divergence from the baseline with its 95% interval, its 99th percentile, how often the top token is the baseline's, the perplexity ratio; pareto marks the front.{{if .NotDrawn}} {{.NotDrawn}}{{end}}</caption>
 <thead><tr><th scope="col">point</th><th scope="col">run</th><th scope="col" class="num">{{.Metric}}{{if .Unit}} ({{.Unit}}){{end}}</th><th scope="col" class="num">n</th><th scope="col" class="num">mean KLD</th><th scope="col" class="num">KLD 99%</th><th scope="col" class="num">same top</th><th scope="col" class="num">PPL ratio</th><th scope="col">front</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr><td>{{.Point}}{{if .Baseline}} <span class="drift">(baseline)</span>{{end}}<td class="mono">{{.Run}}<td class="num">{{.Speed}}<td class="num">{{.SpeedN}}<td class="num">{{.KLD}}<td class="num">{{.KLD99}}<td class="num">{{.SameTop}}<td class="num">{{.PPLRatio}}<td>{{if .Pareto}}<strong>pareto</strong>{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 {{end}}
+{{range .Figures}}{{template "figure" .}}{{end}}{{if not .Figures}}<p>No run recorded a metric to plot: the table of runs below says how each ended.</p>{{end}}
 {{with .ByCommit}}<h2 id="commits">By engine commit</h2>
 {{range .Figures}}{{template "figure" .}}{{end}}
 <style>table.commits td:nth-child(n+{{if .HasPoint}}5{{else}}4{{end}}){text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}</style>

@@ -67,9 +67,12 @@ func newQualityView(id string, runs, peers []*results.Run) (*qualityView, error)
 			KLD:   fmtKLD(p.Q.KLD) + " ± " + fmtKLD(1.96*p.Q.KLDErr),
 			KLD99: fmtKLD(p.Q.KLD99), SameTop: strconv.FormatFloat(p.Q.SameTop, 'f', 1, 64) + "%",
 			PPLRatio: strconv.FormatFloat(p.Q.PPLRatio, 'f', 4, 64), Pareto: p.Pareto, Baseline: p.Baseline}
+		if p.Baseline {
+			row.KLD = "0"
+		}
 		v.Rows = append(v.Rows, row)
 	}
-	v.Caption = fmt.Sprintf("Speed against quality, each point's latest ok run that measured it: %s (the primary output rate, its mean with a 95%% interval) against the mean KL divergence from %s on %s (ctx %d, %d tokens), on a log axis; the baseline, 0 KLD against itself, sits at the axis' left edge. The line joins the Pareto front: the points no other point beats on both, by their means.",
+	v.Caption = fmt.Sprintf("Speed against quality, each point's latest ok run: %s (the primary output rate, its mean with a 95%% interval) against the mean KL divergence from %s on %s (ctx %d, %d tokens), on a log axis; the baseline, 0 KLD against itself, sits at the axis' left edge. The line joins the Pareto front: the points no other point beats on both, by their means.",
 		sq.Metric, sq.Baseline, sq.Corpus, sq.Ctx, sq.Tokens)
 	if v.NotDrawn != "" {
 		v.Caption += " " + v.NotDrawn
@@ -103,9 +106,8 @@ func notDrawn(sq *compare.SpeedQuality) string {
 	return "Not drawn: " + strings.Join(parts, "; ") + "."
 }
 
-// fmtKLD writes a divergence with 3 significant digits: they span
-// decades (1.4e-05 for Q8_0, 0.00237 for Q4_0).
-func fmtKLD(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+// fmtKLD writes a divergence as diff's quality table does.
+func fmtKLD(v float64) string { return compare.FormatKLD(v) }
 
 func fmtMetricStat(m compare.MetricStat) string {
 	return fmtStat(compare.Summary{N: m.N, Center: m.Mean, Low: m.Low, High: m.High, Confidence: confidence})

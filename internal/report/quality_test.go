@@ -55,7 +55,7 @@ func TestBuild_speedQuality(t *testing.T) {
 		"mean KL divergence from qs/f16 (log), lower is better ←", "tokSOut tg16 tok/s, higher is better ↑",
 		">0 (baseline)</text>", ">Pareto front</text>", ">beaten</text>",
 		">f16</text>", ">q8_0</text>", ">q4_0</text>", ">q2_k</text>",
-		"qs/q2_k 0.03 KLD, 150.0 tok/s", "qs/q4_0 0.00237 KLD, 160.0 tok/s (Pareto front)", "qs/q8_0 1.4e-05 KLD"} {
+		"qs/q2_k 0.030000 KLD, 150.0 tok/s", "qs/q4_0 0.002370 KLD, 160.0 tok/s (Pareto front)", "qs/q8_0 1.40e-05 KLD"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the scatter lacks %q", want)
 		}

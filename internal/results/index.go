@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -241,6 +242,13 @@ func (s *Store) summaries(f Filter, detail bool) ([]*Summary, []error, error) {
 	if f.Experiment != "" {
 		level = []string{f.Experiment}
 	}
+	if f.Package != "" {
+		if err := CheckExperimentID(f.Package); err != nil {
+			return nil, nil, err
+		}
+		level = []string{f.Package}
+	}
+	depth := 0
 	var listed []string
 	var sums []*Summary
 	var warnings []error
@@ -261,21 +269,23 @@ func (s *Store) summaries(f Filter, detail bool) ([]*Summary, []error, error) {
 			}
 			sums = append(sums, r.sums...)
 			warnings = append(warnings, r.warnings...)
-			if f.Experiment == "" {
+			if f.Experiment == "" && (f.Package == "" || depth == 0) {
 				for _, d := range r.subdirs {
 					below = append(below, pathJoin(level[i], d))
 				}
 			}
 		}
 		level = below
+		depth++
 	}
-	if f.Experiment == "" {
+	if f.Experiment == "" && f.Package == "" {
 		s.pruneIndex(listed)
 	}
-	if f.Experiment != "" || f.Point != "" {
+	if f.Experiment != "" || f.Point != "" || f.Package != "" {
 		out := sums[:0]
 		for _, x := range sums {
-			if (f.Experiment == "" || x.Experiment == f.Experiment) && (f.Point == "" || SamePoint(x.Point, f.Point)) {
+			if (f.Experiment == "" || x.Experiment == f.Experiment) && (f.Point == "" || SamePoint(x.Point, f.Point)) &&
+				(f.Package == "" || path.Dir(x.Experiment) == f.Package) {
 				out = append(out, x)
 			}
 		}

@@ -621,3 +621,31 @@ func TestLatest_boundedRounds(t *testing.T) {
 		t.Errorf("warnings = %v, want one saying 10 of 25 rounds are compared", warnings)
 	}
 }
+
+// Filter.Package lists the experiments directly under a package: not the
+// package's own records, not a deeper package's, not another package's.
+func TestSummaries_package(t *testing.T) {
+	agedIndex(t)
+	s := Open(t.TempDir())
+	writeRecords(t, s, "qs/f16", 2, 0)
+	writeRecords(t, s, "qs/q8_0", 1, 2)
+	writeRecords(t, s, "qs", 1, 3)
+	writeRecords(t, s, "qs/deep/x", 1, 4)
+	writeRecords(t, s, "other/q8_0", 1, 5)
+	for _, detail := range []bool{false, true} {
+		sums, warns, err := s.summaries(Filter{Package: "qs"}, detail)
+		if err != nil || len(warns) > 0 {
+			t.Fatal(err, warns)
+		}
+		var got []string
+		for _, x := range sums {
+			got = append(got, x.Experiment)
+		}
+		if want := []string{"qs/f16", "qs/f16", "qs/q8_0"}; !slices.Equal(got, want) {
+			t.Errorf("detail %v: %v, want %v", detail, got, want)
+		}
+	}
+	if _, _, err := s.Summaries(Filter{Package: "../x"}); err == nil {
+		t.Error("a package id with .. is listed")
+	}
+}

@@ -290,6 +290,10 @@ type Filter struct {
 	// Point is a point id ("exp[ub=16]"); spaces and axis order do not
 	// matter.
 	Point string
+	// Package lists the experiments of a package: those whose id is
+	// Package/NAME (only its directory and their directories are read).
+	// Not with Experiment or Point.
+	Package string
 }
 
 // List loads the runs the filter selects, ordered by start time (then

@@ -308,6 +308,9 @@ func writeLogText(w io.Writer, h *compare.History, width int, fit bool) error {
 	if h.Chart != nil {
 		writeLogChart(&b, h.Chart, width)
 	}
+	if h.Quality != nil {
+		writeSpeedQuality(&b, h.Quality)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -421,6 +424,9 @@ type jsonHistory struct {
 	Metrics     []string    `json:"metrics"`
 	Runs        []jsonEntry `json:"runs"`
 	Chart       *jsonChart  `json:"chart"`
+	// Quality is the speed-vs-quality view; absent when no point
+	// measured quality.
+	Quality *jsonSpeedQuality `json:"quality,omitempty"`
 }
 
 type jsonEntry struct {
@@ -473,7 +479,11 @@ type jsonSeries struct {
 // n, mean, stddev, ciLow, ciHigh (the 95% interval of the mean), min,
 // max}], drift: [Change], busy (why the machine was busy, when it
 // was)}], chart: {metric, unit,
-// series: [{point, values}]}}, with null for a missing number.
+// series: [{point, values}]}, quality: {baseline, corpus, ctx, tokens,
+// metric, unit, points: [{point, run, speed (a metric as above), kld,
+// kldErr, sameTop, pplRatio, baseline, pareto}], unmeasured, other,
+// noSpeed} (only when a point measured quality)}, with null for a
+// missing number.
 func WriteLogJSON(w io.Writer, h *compare.History) error {
 	out := jsonHistory{Version: JSONVersion, Experiments: orEmpty(h.Experiments),
 		Metrics: orEmpty(h.Metrics), Runs: []jsonEntry{}}
@@ -498,6 +508,7 @@ func WriteLogJSON(w io.Writer, h *compare.History) error {
 		}
 		out.Chart = jc
 	}
+	out.Quality = speedQualityJSON(h.Quality)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

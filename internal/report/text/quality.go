@@ -2,8 +2,6 @@ package text
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -67,14 +65,5 @@ func renderQuality(rep *compare.Report, confidence float64) string {
 	return b.String()
 }
 
-// fmtKLD writes a KL divergence: 0 as 0, below 0.001 with 3 significant
-// digits in exponent form (a Q8_0's 1.41e-05), else with 6 decimals.
-func fmtKLD(v float64) string {
-	switch {
-	case v == 0:
-		return "0"
-	case math.Abs(v) < 0.001:
-		return strconv.FormatFloat(v, 'e', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 6, 64)
-}
+// fmtKLD writes a KL divergence ([compare.FormatKLD]).
+func fmtKLD(v float64) string { return compare.FormatKLD(v) }
