@@ -22,6 +22,9 @@ type SpeedQuality struct {
 	Corpus   string
 	Ctx      int
 	Tokens   int
+	// Form is the KL divergence's form every point has ("full", or
+	// "top-20": a lower bound of the full).
+	Form string
 	// Metric is the speed metric's key (the primary output rate: the
 	// first tokSOut key the points have, as the log's chart takes it) and
 	// Unit its unit.
@@ -92,7 +95,7 @@ func SpeedQualityOf(runs []*results.Run, id string) *SpeedQuality {
 		return nil
 	}
 	q0 := ref.Quality.Measured
-	sq := &SpeedQuality{Baseline: q0.Baseline, Corpus: q0.Corpus, Ctx: q0.Ctx, Tokens: q0.Tokens}
+	sq := &SpeedQuality{Baseline: q0.Baseline, Corpus: q0.Corpus, Ctx: q0.Ctx, Tokens: q0.Tokens, Form: q0.FormName()}
 	for p := range ownPoints {
 		if !measured(latest[p]) {
 			sq.Unmeasured++

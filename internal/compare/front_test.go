@@ -94,7 +94,7 @@ func TestSpeedQualityOf(t *testing.T) {
 	if sq == nil {
 		t.Fatal("no view")
 	}
-	if sq.Baseline != "qs/f16" || sq.Metric != "tokSOut tg16" || sq.Unit != "tok/s" || sq.Tokens != 252 {
+	if sq.Baseline != "qs/f16" || sq.Metric != "tokSOut tg16" || sq.Unit != "tok/s" || sq.Tokens != 252 || sq.Form != "full" {
 		t.Errorf("view %+v", sq)
 	}
 	var got []string

@@ -74,6 +74,9 @@ func newQualityView(id string, runs, peers []*results.Run) (*qualityView, error)
 	}
 	v.Caption = fmt.Sprintf("Speed against quality, each point's latest ok run: %s (the primary output rate, its mean with a 95%% interval) against the mean KL divergence from %s on %s (ctx %d, %d tokens), on a log axis; the baseline, 0 KLD against itself, sits at the axis' left edge. The line joins the Pareto front: the points no other point beats on both, by their means.",
 		sq.Metric, sq.Baseline, sq.Corpus, sq.Ctx, sq.Tokens)
+	if sq.Form != "full" {
+		v.Caption += " The KL divergence is the " + sq.Form + " form: a lower bound of the full."
+	}
 	if v.NotDrawn != "" {
 		v.Caption += " " + v.NotDrawn
 	}

@@ -15,6 +15,9 @@ import (
 func writeSpeedQuality(b *strings.Builder, sq *compare.SpeedQuality) {
 	fmt.Fprintf(b, "\nspeed and quality against %s (%s, ctx %d, %d tokens; %s, the primary output rate; ± 95%% CI)\n",
 		sq.Baseline, sq.Corpus, sq.Ctx, sq.Tokens, sq.Metric)
+	if sq.Form != "full" {
+		fmt.Fprintf(b, "%s KLD: a lower bound of the full\n", sq.Form)
+	}
 	if len(sq.Points) > 0 {
 		speed := sq.Metric
 		if sq.Unit != "" {
@@ -76,6 +79,7 @@ type jsonSpeedQuality struct {
 	Corpus     string             `json:"corpus"`
 	Ctx        int                `json:"ctx"`
 	Tokens     int                `json:"tokens"`
+	Form       string             `json:"form"`
 	Metric     string             `json:"metric"`
 	Unit       string             `json:"unit"`
 	Points     []jsonQualityPoint `json:"points"`
@@ -100,7 +104,7 @@ func speedQualityJSON(sq *compare.SpeedQuality) *jsonSpeedQuality {
 	if sq == nil {
 		return nil
 	}
-	out := &jsonSpeedQuality{Baseline: sq.Baseline, Corpus: sq.Corpus, Ctx: sq.Ctx, Tokens: sq.Tokens, Metric: sq.Metric, Unit: sq.Unit,
+	out := &jsonSpeedQuality{Baseline: sq.Baseline, Corpus: sq.Corpus, Ctx: sq.Ctx, Tokens: sq.Tokens, Form: sq.Form, Metric: sq.Metric, Unit: sq.Unit,
 		Points: []jsonQualityPoint{}, Unmeasured: sq.Unmeasured, Other: sq.Other, NoSpeed: sq.NoSpeed}
 	for _, p := range sq.Points {
 		m := p.Speed
