@@ -2,9 +2,12 @@
 //
 // It measures what llama.cpp's llama-perplexity measures, from the model's
 // own logits (node-llama-cpp's controlledEvaluate with generateNext.logits):
-// the corpus is tokenized, cut into chunks of --ctx tokens (the first of
-// each replaced by BOS when the model adds one), and the tokens of the
-// second half of each chunk are scored.
+// the corpus is tokenized as llama-perplexity tokenizes it (with the
+// model's special tokens: BOS first when the model adds one, as
+// common_tokenize(ctx, text, true) does), cut into chunks of --ctx tokens
+// (the first of each replaced by BOS when the model adds one), and the
+// tokens of the second half of each chunk are scored. The chunks are
+// therefore upstream's, token for token.
 //
 // With --write-base FILE it writes the log-probabilities of every scored
 // token over the whole vocabulary (float32, exact: a model scored against
@@ -85,7 +88,9 @@ async function main() {
 	if (!(nVocab > 0)) fail(`failed to load model '${o.model}': cannot tell its vocabulary size`, 1);
 	const ctx = await model.createContext({contextSize: o.ctx, batchSize: o.ctx, threads: o.threads, sequences: 1, flashAttention: false, ignoreMemorySafetyChecks: true});
 	const seq = ctx.getSequence();
-	const bos = model.tokens.bos;
+	// llama-perplexity puts BOS first in each chunk only when the model
+	// adds one (llama_vocab_get_add_bos), as node-llama-cpp says it does.
+	const bos = model.tokens.shouldPrependBosToken ? model.tokens.bos : null;
 	const first = Math.floor(o.ctx / 2), per = o.ctx - 1 - first;
 
 	// evalChunk returns the log-probabilities at positions first..ctx-2.
@@ -104,7 +109,12 @@ async function main() {
 	};
 
 	if (o.writeBase) {
+		// model.tokenize adds no special tokens (node-llama-cpp tokenizes
+		// with add_special false); llama-perplexity's common_tokenize(…,
+		// true) puts BOS first, which shifts every chunk by one token.
 		const tokens = model.tokenize(fs.readFileSync(o.corpus, "utf8"));
+		if (bos != null) tokens.unshift(bos);
+		if (model.tokens.shouldAppendEosToken && model.tokens.eos != null) tokens.push(model.tokens.eos);
 		if (tokens.length < 2 * o.ctx) fail(`you need at least ${2 * o.ctx} tokens to evaluate perplexity with a context of ${o.ctx}; the corpus tokenizes to only ${tokens.length} tokens`, 1);
 		let nChunk = Math.floor(tokens.length / o.ctx);
 		if (o.chunks >= 0) nChunk = Math.min(nChunk, o.chunks);
