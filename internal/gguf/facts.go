@@ -28,6 +28,12 @@ type Facts struct {
 	// VocabSize is <arch>.vocab_size, or else the length of
 	// tokenizer.ggml.tokens.
 	VocabSize uint64
+	// TokenCount is the length of tokenizer.ggml.tokens and TokensSHA256
+	// the digest of its strings in order ([Array.SHA256]): two models
+	// whose next-token distributions can be compared have the same. 0 and
+	// "" when the file has no token list.
+	TokenCount   uint64
+	TokensSHA256 string
 	// TensorDataBytes is the total size of the tensors whose type is known
 	// (what llama-bench reports as model_size).
 	TensorDataBytes uint64
@@ -77,12 +83,13 @@ func (f *File) Facts() Facts {
 		fa.HeadCountKV = hp("attention.head_count_kv")
 		fa.VocabSize = hp("vocab_size")
 	}
-	if fa.VocabSize == 0 {
-		if kv, ok := f.KV("tokenizer.ggml.tokens"); ok {
-			if a, ok := kv.Value.(Array); ok {
-				fa.VocabSize = a.Len
-			}
+	if kv, ok := f.KV("tokenizer.ggml.tokens"); ok {
+		if a, ok := kv.Value.(Array); ok {
+			fa.TokenCount, fa.TokensSHA256 = a.Len, a.SHA256
 		}
+	}
+	if fa.VocabSize == 0 {
+		fa.VocabSize = fa.TokenCount
 	}
 	for _, t := range f.Tensors {
 		fa.ParameterCount = addSat(fa.ParameterCount, t.Elements())
@@ -120,6 +127,8 @@ func (fa Facts) Map() map[string]any {
 		"headCount":       fa.HeadCount,
 		"headCountKV":     fa.HeadCountKV,
 		"vocabSize":       fa.VocabSize,
+		"tokenCount":      fa.TokenCount,
+		"tokensSha256":    fa.TokensSHA256,
 		"tensorDataBytes": fa.TensorDataBytes,
 		"unknownTypes":    fa.UnknownTypes,
 	}

@@ -8,9 +8,12 @@ package gguf
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 	"os"
@@ -71,6 +74,11 @@ type Array struct {
 	// Values holds the elements (typed as in [KV.Value]) or is nil when
 	// the array was summarized.
 	Values []any
+	// SHA256 is, for an array of strings that is a metadata value itself
+	// (not nested), the hex sha256 of its elements in order, each as its
+	// length (uint64, little-endian) and bytes: the digest of a token
+	// list, kept even when the values are not. "" for other arrays.
+	SHA256 string
 }
 
 // Summarized reports whether the array's values were dropped.
@@ -188,6 +196,20 @@ type decoder struct {
 	off   uint64
 	opts  ReadOptions
 	buf   [8]byte
+	// sum, when set, receives every string read (its length and bytes):
+	// the digest of a top-level string array.
+	sum hash.Hash
+}
+
+// summed writes a string's length and bytes to the running digest.
+func (d *decoder) summed(n uint64, b []byte) {
+	if d.sum == nil {
+		return
+	}
+	var l [8]byte
+	binary.LittleEndian.PutUint64(l[:], n)
+	d.sum.Write(l[:])
+	d.sum.Write(b)
 }
 
 // errorf adds the current offset to an error.
@@ -301,6 +323,7 @@ func (d *decoder) str(max uint64, what string) (string, error) {
 			return "", d.ioErr(err)
 		}
 	}
+	d.summed(n, buf)
 	return string(buf), nil
 }
 
@@ -493,26 +516,45 @@ func (d *decoder) array(depth int) (any, error) {
 		return nil, errorAt(at, "array of %d %s cannot fit in the %d bytes left", n, elem, rem)
 	}
 	a := Array{Elem: elem, Len: n}
+	if elem == TypeString && depth == 1 {
+		d.sum = sha256.New()
+		defer func() { d.sum = nil }()
+		if err := d.elements(&a, depth); err != nil {
+			return nil, err
+		}
+		a.SHA256 = hex.EncodeToString(d.sum.Sum(nil))
+		return a, nil
+	}
+	if err := d.elements(&a, depth); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// elements reads an array's elements into a (or past them, when there
+// are more than MaxArrayValues).
+func (d *decoder) elements(a *Array, depth int) error {
+	elem, n, size := a.Elem, a.Len, a.Elem.size()
 	if n <= uint64(d.opts.MaxArrayValues) {
 		a.Values = make([]any, 0, n)
 		for i := uint64(0); i < n; i++ {
 			v, err := d.value(elem, depth)
 			if err != nil {
-				return nil, fmt.Errorf("element %d: %w", i, err)
+				return fmt.Errorf("element %d: %w", i, err)
 			}
 			a.Values = append(a.Values, v)
 		}
-		return a, nil
+		return nil
 	}
 	if size > 0 {
-		return a, d.skip(n * uint64(size))
+		return d.skip(n * uint64(size))
 	}
 	for i := uint64(0); i < n; i++ {
 		if err := d.skipValue(elem, depth); err != nil {
-			return nil, fmt.Errorf("element %d: %w", i, err)
+			return fmt.Errorf("element %d: %w", i, err)
 		}
 	}
-	return a, nil
+	return nil
 }
 
 // skipValue reads past a string or array value without keeping it.
@@ -526,6 +568,20 @@ func (d *decoder) skipValue(t ValueType, depth int) error {
 		}
 		if n > d.opts.MaxStringLen {
 			return errorAt(at, "string length %d exceeds the limit %d", n, d.opts.MaxStringLen)
+		}
+		if d.sum != nil {
+			if n > d.remaining() {
+				return errorAt(at, "string length %d exceeds the %d bytes left in file", n, d.remaining())
+			}
+			var l [8]byte
+			binary.LittleEndian.PutUint64(l[:], n)
+			d.sum.Write(l[:])
+			k, err := io.CopyN(d.sum, d.r, int64(n))
+			d.off += uint64(k)
+			if err != nil {
+				return d.ioErr(err)
+			}
+			return nil
 		}
 		return d.skip(n)
 	case TypeArray:

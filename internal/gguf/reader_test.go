@@ -2,7 +2,9 @@ package gguf
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
@@ -75,7 +77,16 @@ func TestRead_fixtures(t *testing.T) {
 				HeadCount:       4,
 				HeadCountKV:     4,
 				VocabSize:       512,
+				TokenCount:      512,
 			}
+			// The digest of the tokens, from the values themselves.
+			whole := readTestdata(t, tc.file, ReadOptions{MaxArrayValues: 1024})
+			tkv, _ := whole.KV("tokenizer.ggml.tokens")
+			var toks []string
+			for _, v := range tkv.Value.(Array).Values {
+				toks = append(toks, v.(string))
+			}
+			want.TokensSHA256 = stringsDigest(toks...)
 			for _, s := range tc.mix {
 				want.TensorDataBytes += s.Bytes
 			}
@@ -138,7 +149,7 @@ func TestFacts_Map(t *testing.T) {
 	}
 	wantKeys := []string{"architecture", "blockCount", "contextLength", "embeddingLength", "fileType",
 		"fileTypeName", "headCount", "headCountKV", "name", "parameterCount", "quantMix",
-		"tensorDataBytes", "unknownTypes", "vocabSize"}
+		"tensorDataBytes", "unknownTypes", "vocabSize", "tokenCount", "tokensSha256"}
 	var keys []string
 	for k := range back {
 		keys = append(keys, k)
@@ -275,7 +286,7 @@ func TestRead_valueTypes(t *testing.T) {
 		"u8": uint8(200), "i8": int8(-1), "u16": uint16(65000), "i16": int16(-300),
 		"u32": uint32(4000000000), "i32": int32(-1), "f32": float32(1.5), "bool": true,
 		"str": "héllo", "u64": uint64(1 << 40), "i64": int64(-1), "f64": float64(-2.25),
-		"strs": Array{Elem: TypeString, Len: 2, Values: []any{"a", "bc"}},
+		"strs": Array{Elem: TypeString, Len: 2, Values: []any{"a", "bc"}, SHA256: stringsDigest("a", "bc")},
 		"nested": Array{Elem: TypeArray, Len: 2, Values: []any{
 			Array{Elem: TypeUint32, Len: 1, Values: []any{uint32(7)}},
 			Array{Elem: TypeInt16, Len: 0, Values: []any{}},
@@ -473,4 +484,62 @@ func TestReadFile_truncatedModel(t *testing.T) {
 	if _, err := ReadFile(filepath.Join(t.TempDir(), "missing.gguf")); err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ReadFile(missing): got %v, want a not-exist error", err)
 	}
+}
+
+// TestFacts_tokens: the token list's count and digest are read whether
+// the values are kept or skipped, equal for the same vocabulary and
+// differ for another (the vocabulary check of quality.measure).
+func TestFacts_tokens(t *testing.T) {
+	write := func(vocab int, typ string) []byte {
+		var b bytes.Buffer
+		if err := WriteSynthetic(&b, SyntheticSpec{Arch: "llama", Layers: 1, Embd: 32, Heads: 1, KVHeads: 1, FF: 32, Vocab: vocab, Ctx: 64, Type: typ}); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	facts := func(b []byte, keep int) Facts {
+		f, err := ReadWith(bytes.NewReader(b), ReadOptions{Size: int64(len(b)), MaxArrayValues: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Facts()
+	}
+	f16 := write(300, "f16")
+	skipped, kept := facts(f16, 1), facts(f16, 1024)
+	if skipped.TokenCount != 300 || len(skipped.TokensSHA256) != 64 {
+		t.Fatalf("tokens: got %d, %q; want 300 and a sha256", skipped.TokenCount, skipped.TokensSHA256)
+	}
+	if kept.TokensSHA256 != skipped.TokensSHA256 {
+		t.Errorf("the digest depends on whether the values are kept: %s against %s", kept.TokensSHA256, skipped.TokensSHA256)
+	}
+	// The digest is of the strings: length-prefixed, in order.
+	var toks []string
+	for i := 0; i < 300; i++ {
+		toks = append(toks, tokenText(i))
+	}
+	if want := stringsDigest(toks...); kept.TokensSHA256 != want {
+		t.Errorf("digest %s, want %s", kept.TokensSHA256, want)
+	}
+	if q := facts(write(300, "q8_0"), 0); q.TokensSHA256 != kept.TokensSHA256 {
+		t.Errorf("the same vocabulary in another weight type has another digest")
+	}
+	if o := facts(write(301, "f16"), 0); o.TokenCount != 301 || o.TokensSHA256 == kept.TokensSHA256 {
+		t.Errorf("another vocabulary: got %d tokens, digest %s", o.TokenCount, o.TokensSHA256)
+	}
+	// Only the token list is summed: a file without one has none.
+	if fa := (&File{}).Facts(); fa.TokenCount != 0 || fa.TokensSHA256 != "" {
+		t.Errorf("no token list: got %d, %q", fa.TokenCount, fa.TokensSHA256)
+	}
+}
+
+// stringsDigest is the sha256 of strings as [Array.SHA256] defines it:
+// each string's length (uint64, little-endian, whatever the file's byte
+// order) and bytes, in order.
+func stringsDigest(ss ...string) string {
+	h := sha256.New()
+	for _, s := range ss {
+		binary.Write(h, binary.LittleEndian, uint64(len(s)))
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
