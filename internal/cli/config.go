@@ -157,8 +157,12 @@ func (e *env) detectRig(ctx context.Context) (*rig.Rig, error) {
 // the configuration filled in.
 func (e *env) runner(root string) *run.Runner {
 	c := e.cfg()
-	return &run.Runner{Root: root, Cache: c.Cache, HFCache: c.HFCache, Getenv: c.Lookup, RigorVersion: Version, Secrets: e.secrets,
+	r := &run.Runner{Root: root, Cache: c.Cache, HFCache: c.HFCache, Getenv: c.Lookup, RigorVersion: Version, Secrets: e.secrets,
 		SysRoot: c.SysRoot}
+	if o, err := c.hfOptions(); err == nil {
+		r.Hub = hf.NewClient(o) // a bad setting is refused where the hub is first asked (lock, pull)
+	}
+	return r
 }
 
 // store returns the results store of the module at root, its commits

@@ -48,8 +48,24 @@ type Entry struct {
 	// Model is the locked model.
 	Model ModelLock `json:"model"`
 	// Corpus is the text quality.measure evaluates, by its name in the
-	// experiment, with its bytes' sha256 and size.
-	Corpus *FileLock `json:"corpus,omitempty"`
+	// experiment (or its file in the hub repo), with its bytes' sha256
+	// and size.
+	Corpus *CorpusLock `json:"corpus,omitempty"`
+}
+
+// CorpusLock is the locked corpus of quality.measure: a module file or a
+// shipped corpus by its name (Path), or a file of a hub repo (HF, the
+// revision written, the commit it resolved to, and the file's path in
+// the repo). The fields of a name are those of a [FileLock].
+type CorpusLock struct {
+	Path     string `json:"path"`
+	HF       string `json:"hf,omitempty"`
+	Revision string `json:"revision,omitempty"`
+	Commit   string `json:"commit,omitempty"`
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256"`
+	// BlobID is the git blob id of a hub file stored in git, not LFS.
+	BlobID string `json:"blobId,omitempty"`
 }
 
 // EngineRequest is an engine source as the experiment wrote it.
@@ -394,6 +410,17 @@ func (f *File) validate() error {
 		}
 		if s := e.Model.Synthetic; s != nil && !hex64.MatchString(s.SHA256) {
 			return bad(p+".model.synthetic.sha256", "%q is not 64 hex digits", s.SHA256)
+		}
+		if c := e.Corpus; c != nil {
+			if c.Path == "" {
+				return bad(p+".corpus.path", "missing")
+			}
+			if !hex64.MatchString(c.SHA256) {
+				return bad(p+".corpus.sha256", "%q is not 64 hex digits", c.SHA256)
+			}
+			if c.HF != "" && !hex40.MatchString(c.Commit) {
+				return bad(p+".corpus.commit", "%q is not a 40-hex commit", c.Commit)
+			}
 		}
 	}
 	return nil

@@ -217,6 +217,14 @@ func (r *Resolver) Lock(ctx context.Context, set *spec.Set, rigorVersion string)
 				changes = append(changes, Diff(id, old.Experiments[id], nil)...)
 			}
 		}
+		if !failed {
+			// A hub model's vocabulary is known from the header the lock
+			// read: compare it with the baseline's before writing.
+			if errs := checkVocabularies(byPkg[pkg], nf); len(errs) > 0 {
+				failed = true
+				res.Errors = append(res.Errors, errs...)
+			}
+		}
 		if failed {
 			continue
 		}

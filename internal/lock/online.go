@@ -18,6 +18,8 @@ const (
 	DriftEngine = "engine"     // a git ref of the engine
 	DriftModel  = "model"      // a revision of a hub model
 	DriftNPM    = "engine.npm" // an npm version range
+	// DriftCorpus is a hub corpus's revision (quality.measure.corpus).
+	DriftCorpus = "quality.measure.corpus"
 )
 
 // Drift is a locked input whose request resolves upstream to something
@@ -46,7 +48,8 @@ type Drift struct {
 // the experiment id, e.g. "engine ref b4747: 28165161ffe1 → 2e41d733a5ce
 // (moved upstream; the lock still pins 28165161ffe1)".
 func (d Drift) String() string {
-	what := map[string]string{DriftEngine: "engine ref", DriftModel: "model revision", DriftNPM: "engine npm " + d.Source + "@"}[d.Input]
+	what := map[string]string{DriftEngine: "engine ref", DriftModel: "model revision", DriftNPM: "engine npm " + d.Source + "@",
+		DriftCorpus: "corpus " + d.Source + " revision"}[d.Input]
 	if d.Input != DriftNPM {
 		what += " "
 	}
@@ -110,7 +113,7 @@ func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, int
 		}()
 	}
 	wg.Wait()
-	order := map[string]int{DriftEngine: 0, DriftNPM: 1, DriftModel: 2}
+	order := map[string]int{DriftEngine: 0, DriftNPM: 1, DriftModel: 2, DriftCorpus: 3}
 	sort.Slice(drifts, func(i, j int) bool {
 		if drifts[i].ID != drifts[j].ID {
 			return drifts[i].ID < drifts[j].ID
@@ -171,6 +174,20 @@ func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) (d
 			errs = append(errs, &InputError{ID: id, Input: InputModel, Err: err})
 		case commit != m.Commit:
 			ds = append(ds, Drift{ID: id, Input: DriftModel, Source: m.Requested.HF, Ref: rev, Locked: m.Commit, Upstream: commit})
+		}
+	}
+	if c := e.Corpus; c != nil && c.HF != "" && c.Commit != "" && !hex40.MatchString(strings.ToLower(c.Revision)) {
+		n++
+		rev := c.Revision
+		if rev == "" {
+			rev = "main"
+		}
+		commit, err := r.hubRevision(ctx, c.HF, rev)
+		switch {
+		case err != nil:
+			errs = append(errs, &InputError{ID: id, Input: DriftCorpus, Err: err})
+		case commit != c.Commit:
+			ds = append(ds, Drift{ID: id, Input: DriftCorpus, Source: "hf://" + c.HF + "/" + c.Path, Ref: rev, Locked: c.Commit, Upstream: commit})
 		}
 	}
 	return ds, n, errs

@@ -248,17 +248,20 @@ func (r *Resolver) Resolve(ctx context.Context, x *spec.Experiment, old *Entry) 
 	if old != nil {
 		oldEngine, oldModel = &old.Engine, &old.Model
 	}
-	var engErr, modErr error
+	var oldCorpus *CorpusLock
+	if old != nil {
+		oldCorpus = old.Corpus
+	}
+	var engErr, modErr, corpErr error
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); e.Engine, engErr = r.engine(ctx, x, oldEngine) }()
 	go func() { defer wg.Done(); e.Model, modErr = r.model(ctx, x, oldModel) }()
+	go func() { defer wg.Done(); e.Corpus, corpErr = r.lockCorpus(ctx, x, oldCorpus) }()
 	wg.Wait()
-	corpus, corpErr := lockCorpus(r.opts.Root, x)
 	if err := errors.Join(engErr, modErr, corpErr); err != nil {
 		return nil, err
 	}
-	e.Corpus = corpus
 	return e, nil
 }
 

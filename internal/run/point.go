@@ -17,6 +17,7 @@ import (
 
 	"github.com/rigorbench/rigor/internal/engine"
 	"github.com/rigorbench/rigor/internal/engine/all"
+	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/redact"
@@ -35,6 +36,9 @@ type Runner struct {
 	Cache string
 	// HFCache is the Hugging Face hub cache (models--org--name/…).
 	HFCache string
+	// Hub downloads a locked hub corpus missing from HFCache; nil
+	// downloads nothing.
+	Hub *hf.Client
 	// Getenv reads the caller's environment (internal/cli passes
 	// os.LookupEnv); nil reads nothing.
 	Getenv func(string) (string, bool)
@@ -138,6 +142,14 @@ func (r *Runner) Prepare(ctx context.Context, x *spec.Experiment, entry *lock.En
 	ctx, hashes := lock.WithHashReport(ctx, r.Verify)
 	if err := r.prepareModel(ctx, x, entry, p); err != nil {
 		return nil, err
+	}
+	if m := x.Spec.Quality.Measure; m != nil && m.Corpus.Hub() {
+		// A hub corpus is downloaded (and its bytes checked) before
+		// anything runs, as the model's files are verified.
+		r.say("checking the corpus %s", m.Corpus)
+		if _, err := r.corpus(ctx, p); err != nil {
+			return nil, fmt.Errorf("%s: %w", x.ID, err)
+		}
 	}
 	if err := r.prepareEngine(ctx, x, entry, p); err != nil {
 		return nil, err

@@ -72,7 +72,7 @@ func (r *Runner) measureQuality(ctx context.Context, e engine.Engine, prep *Prep
 	if !ok {
 		return fail(fmt.Errorf("the baseline's family %s does not measure quality", base.Experiment.Spec.Engine.Family))
 	}
-	text, err := lock.Corpus(r.Root, m.Corpus)
+	text, err := r.corpus(ctx, prep)
 	if err != nil {
 		return fail(err)
 	}
@@ -137,10 +137,30 @@ func (r *Runner) measureQuality(ctx context.Context, e engine.Engine, prep *Prep
 	if err != nil {
 		return fail(err)
 	}
-	q.Corpus, q.CorpusSHA256, q.Ctx = m.Corpus, corpusSum, m.Ctx
+	q.Corpus, q.CorpusSHA256, q.Ctx = m.Corpus.String(), corpusSum, m.Ctx
 	q.Baseline, q.BaselineLockDigest, q.BaselinePoint = baseID, base.Entry.Digest(), bp.Digest
 	qr.measured = q
 	return qr
+}
+
+// corpus returns the bytes of the locked corpus of an experiment: a
+// module file or a shipped corpus by its name, or a hub file from the hub
+// cache, downloaded there when missing, its sha256 checked against the
+// lock.
+func (r *Runner) corpus(ctx context.Context, prep *Prepared) ([]byte, error) {
+	c := prep.Experiment.Spec.Quality.Measure.Corpus
+	if !c.Hub() {
+		return lock.Corpus(r.Root, c.Name)
+	}
+	cl := prep.Entry.Corpus
+	if cl == nil || cl.HF != c.HF || cl.Path != c.File || cl.Revision != c.Revision {
+		return nil, fmt.Errorf("corpus %s is not locked (run 'rigor lock %s')", c, prep.Experiment.ID)
+	}
+	hub := r.Hub
+	if r.Offline {
+		hub = nil
+	}
+	return lock.HubCorpus(ctx, hub, r.HFCache, cl)
 }
 
 func finished(out *Outcome) engine.Finished {

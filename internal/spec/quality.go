@@ -66,17 +66,29 @@ func (s *Set) checkQuality(e *Experiment, pkgValue, def cue.Value, col *collecto
 			"measure quality in a bench experiment of the same model and flags")
 		return
 	}
-	if strings.HasPrefix(m.Corpus, BuiltinCorpusPrefix) {
-		if _, ok := BuiltinCorpus(m.Corpus); !ok {
-			bad("quality.measure.corpus", fmt.Sprintf("quality.measure.corpus %q is not a corpus shipped with rigor", m.Corpus), nil,
-				suggestOr(m.Corpus, BuiltinCorpora(), "the shipped corpora: "+strings.Join(BuiltinCorpora(), ", ")))
+	switch c := m.Corpus; {
+	case c.Hub():
+		if err := validHubRepo(c.HF); err != nil {
+			bad("quality.measure.corpus.hf", fmt.Sprintf("quality.measure.corpus.hf %q: %v", c.HF, err), nil,
+				"a hub corpus is a file of a model repo: {hf: \"owner/name\", file: \"wiki.test.raw\"}")
 		}
-	} else if real, err := Confine(s.Root, m.Corpus); err != nil {
-		bad("quality.measure.corpus", fmt.Sprintf("quality.measure.corpus %q: %v", m.Corpus, err), nil,
-			"a corpus is a text file in the module (the lock pins its sha256), or "+strings.Join(BuiltinCorpora(), ", "))
-	} else if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
-		bad("quality.measure.corpus", fmt.Sprintf("quality.measure.corpus %q does not exist", m.Corpus), nil,
-			"a corpus is a text file in the module, relative to its root, or "+strings.Join(BuiltinCorpora(), ", "))
+		if f := c.File; f == "" || strings.HasPrefix(f, "/") || strings.Contains("/"+f+"/", "/../") || strings.ContainsAny(f, "*?[") {
+			bad("quality.measure.corpus.file", fmt.Sprintf("quality.measure.corpus.file %q is not a file path in the repo", f), nil,
+				"name one file of the repo by its path, as the hub lists it (no globs, no ..)")
+		}
+	case strings.HasPrefix(c.Name, BuiltinCorpusPrefix):
+		if _, ok := BuiltinCorpus(c.Name); !ok {
+			bad("quality.measure.corpus", fmt.Sprintf("quality.measure.corpus %q is not a corpus shipped with rigor", c.Name), nil,
+				suggestOr(c.Name, BuiltinCorpora(), "the shipped corpora: "+strings.Join(BuiltinCorpora(), ", ")))
+		}
+	default:
+		if real, err := Confine(s.Root, c.Name); err != nil {
+			bad("quality.measure.corpus", fmt.Sprintf("quality.measure.corpus %q: %v", c.Name, err), nil,
+				"a corpus is a text file in the module (the lock pins its sha256), a hub file {hf, file}, or "+strings.Join(BuiltinCorpora(), ", "))
+		} else if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
+			bad("quality.measure.corpus", fmt.Sprintf("quality.measure.corpus %q does not exist", c.Name), nil,
+				"a corpus is a text file in the module, relative to its root, a hub file {hf, file}, or "+strings.Join(BuiltinCorpora(), ", "))
+		}
 	}
 
 	name := m.Baseline
@@ -122,7 +134,7 @@ func (s *Set) checkQuality(e *Experiment, pkgValue, def cue.Value, col *collecto
 	}
 	if bm := bs.Quality.Measure; bm != nil && (bm.Corpus != m.Corpus || bm.Ctx != m.Ctx || bm.Chunks != m.Chunks) {
 		bad("quality.measure.baseline", fmt.Sprintf("quality.measure.baseline %s measures on corpus %q, ctx %d, %d chunks; %s on %q, ctx %d, %d chunks: its reference would not be this experiment's",
-			name, bm.Corpus, bm.Ctx, bm.Chunks, e.ID, m.Corpus, m.Ctx, m.Chunks), related,
+			name, bm.Corpus.String(), bm.Ctx, bm.Chunks, e.ID, m.Corpus.String(), m.Ctx, m.Chunks), related,
 			"measure both on the same corpus, ctx and chunks (a shared definition: _measure: {…})")
 		return
 	}
@@ -181,4 +193,19 @@ func keeps(k int) string {
 		return "the whole vocabulary's log-probabilities"
 	}
 	return fmt.Sprintf("the top %d log-probabilities", k)
+}
+
+// validHubRepo checks an "owner/name" hub repo id the way the schema's
+// model.hf does.
+func validHubRepo(id string) error {
+	owner, name, ok := strings.Cut(id, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return fmt.Errorf("want owner/name")
+	}
+	for _, r := range owner + name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return fmt.Errorf("character %q is not allowed", r)
+		}
+	}
+	return nil
 }

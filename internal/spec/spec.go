@@ -1,6 +1,9 @@
 package spec
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Spec is the effective configuration of one experiment or point, decoded
 // from CUE. Field names follow the schema (schema/*.cue).
@@ -201,13 +204,78 @@ type Quality struct {
 
 // QualityMeasure mirrors schema #QualityMeasure.
 type QualityMeasure struct {
-	Corpus   string `json:"corpus"`
+	Corpus   Corpus `json:"corpus"`
 	Ctx      int    `json:"ctx"`
 	Chunks   int    `json:"chunks"`
 	Baseline string `json:"baseline"`
 	// TopK is the number of log-probabilities per position of the top-k
 	// form; 0 for the full form.
 	TopK int `json:"topK,omitempty"`
+}
+
+// Corpus mirrors schema quality.measure.corpus: a name (a file of the
+// module, or "builtin:…") or a file of a Hugging Face repo (#HubCorpus).
+type Corpus struct {
+	// Name is a module file or a shipped corpus; "" for a hub file.
+	Name string
+	// HF is the hub repo, "owner/name"; File the file in it; Revision
+	// the branch, tag or commit written ("" means main).
+	HF, File, Revision string
+}
+
+// UnmarshalJSON reads a name or a {hf, file, revision} object.
+func (c *Corpus) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		*c = Corpus{}
+		return json.Unmarshal(b, &c.Name)
+	}
+	var h struct {
+		HF       string `json:"hf"`
+		File     string `json:"file"`
+		Revision string `json:"revision"`
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return err
+	}
+	*c = Corpus{HF: h.HF, File: h.File, Revision: h.Revision}
+	return nil
+}
+
+// MarshalJSON writes the corpus as the experiment does.
+func (c Corpus) MarshalJSON() ([]byte, error) {
+	if c.HF == "" {
+		return json.Marshal(c.Name)
+	}
+	return json.Marshal(struct {
+		HF       string `json:"hf"`
+		File     string `json:"file"`
+		Revision string `json:"revision,omitempty"`
+	}{c.HF, c.File, c.Revision})
+}
+
+// Hub reports whether the corpus is a file of a hub repo.
+func (c Corpus) Hub() bool { return c.HF != "" }
+
+// Rev is the hub revision asked for: Revision, or "main".
+func (c Corpus) Rev() string {
+	if c.Revision == "" {
+		return "main"
+	}
+	return c.Revision
+}
+
+// String names the corpus in messages and records: the name, or a hub
+// file as huggingface_hub's file system names it,
+// "hf://owner/name@revision/file" (no "@revision" for main).
+func (c Corpus) String() string {
+	if c.HF == "" {
+		return c.Name
+	}
+	rev := ""
+	if c.Revision != "" {
+		rev = "@" + c.Revision
+	}
+	return "hf://" + c.HF + rev + "/" + c.File
 }
 
 // BuiltinCorpusPrefix starts a corpus shipped with rigor
