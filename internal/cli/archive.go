@@ -16,6 +16,7 @@ import (
 	"github.com/rigorbench/rigor/internal/archive"
 	"github.com/rigorbench/rigor/internal/buildcache"
 	"github.com/rigorbench/rigor/internal/engine"
+	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/lock"
 	"github.com/rigorbench/rigor/internal/run"
@@ -126,7 +127,7 @@ func (e *env) withArchive(ctx context.Context, offline bool, say func(string)) (
 	if err := os.MkdirAll(s.TmpDir, 0o755); err != nil {
 		return ctx, err
 	}
-	return buildcache.WithSubstituter(ctx, s), nil
+	return gitsrc.WithSourceArchive(buildcache.WithSubstituter(ctx, s), s), nil
 }
 
 // The archive brings model files to a run too.
@@ -150,6 +151,7 @@ type archiveItem struct {
 	Outside bool `json:"outside,omitempty"`
 	path    string
 	key     string // a build id or install key
+	patches []archive.SourceFile
 }
 
 // archiveExperiments are the locked experiments ids name, or every locked
@@ -251,6 +253,46 @@ func installItem(t *archiveTarget, p *engine.Prepared) *archiveItem {
 		Tag: archive.Tag(archive.KindInstall, key), key: key, path: p.InstallDir}
 }
 
+// sourceItem describes the git source of a lock's engine as an archive
+// item: the locked commit (a bundle made from this machine's mirror) and
+// the patches by the sha256 the lock holds; nil when the engine is not
+// built from git.
+func (e *env) sourceItem(t *archiveTarget) *archiveItem {
+	eng := t.entry.Engine
+	if eng.Requested.Git == "" || eng.Commit == "" {
+		return nil
+	}
+	what := fmt.Sprintf("%s at %.12s", gitsrc.StripUserinfo(eng.Requested.Git), eng.Commit)
+	if n := len(eng.Patches); n > 0 {
+		what += fmt.Sprintf(" + %d %s", n, plural(n, "patch", "patches"))
+	}
+	return &archiveItem{ID: t.x.ID, Kind: archive.KindSource, What: what, Tag: archive.SourceTag(eng.Commit),
+		path: gitsrc.MirrorPath(e.cfg().Cache, sourceURL(t))}
+}
+
+// sourceURL is the engine's git source as a build fetches it: the
+// experiment's URL (which may carry credentials) or the lock's, a local
+// path made absolute against the module root.
+func sourceURL(t *archiveTarget) string {
+	url := t.x.Spec.Engine.Source.Git
+	if url == "" {
+		url = t.entry.Engine.Requested.Git
+	}
+	if !strings.Contains(url, "://") && !strings.HasPrefix(url, "git@") && !filepath.IsAbs(url) {
+		url = filepath.Join(t.root, filepath.FromSlash(url))
+	}
+	return url
+}
+
+// sourcePatches are the lock's patches with where the module keeps them.
+func sourcePatches(t *archiveTarget) []archive.SourceFile {
+	var out []archive.SourceFile
+	for _, p := range t.entry.Engine.Patches {
+		out = append(out, archive.SourceFile{Path: p.Path, SHA256: p.SHA256, Size: p.Size, File: filepath.Join(t.root, filepath.FromSlash(p.Path))})
+	}
+	return out
+}
+
 // archiveSession is what push, pull and check start from: the archive
 // (required), the experiments' targets, and a context that an interrupt
 // cancels, in which the registry answered a ping. stop releases the
@@ -322,6 +364,11 @@ func (c *archivePushCmd) Run(e *env) error {
 		} else {
 			fmt.Fprintf(e.stderr, "rigor: %s: the engine is %s: nothing of it to archive\n", t.x.ID, engineNothing(p))
 		}
+		if it := e.sourceItem(t); it != nil {
+			if err := e.pushSource(ctx, a, t, it, &sent, &had, &bytes); err != nil {
+				return err
+			}
+		}
 		for _, it := range e.modelItems(t) {
 			if it.SHA256 == "" {
 				fmt.Fprintf(e.stderr, "rigor: %s: %s: %s\n", t.x.ID, it.What, it.Note)
@@ -345,6 +392,36 @@ func (c *archivePushCmd) Run(e *env) error {
 	}
 	fmt.Fprintf(e.stderr, "rigor: archived in %s: %d %s sent (%s), %d already there (%s)\n", a.Addr, sent, plural(sent, "artifact", "artifacts"),
 		humanBytes(bytes), had, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// pushSource archives the engine's git source at the locked commit, with
+// its patches. A mirror that lacks the commit (the engine came from the
+// archive or the cache on a machine that never fetched it) is said, and
+// is an error only when the archive does not hold the source already.
+func (e *env) pushSource(ctx context.Context, a *archive.Archive, t *archiveTarget, it *archiveItem, sent, had *int, bytes *int64) error {
+	patches := sourcePatches(t)
+	if has, _ := gitsrc.HasCommit(ctx, it.path, t.entry.Engine.Commit); !has {
+		ok, lacking, err := a.SourceHas(ctx, t.entry.Engine.Commit, patches)
+		if err != nil {
+			return archiveError(err)
+		}
+		if ok {
+			e.pushed(it, false, 0, sent, had, bytes)
+			return nil
+		}
+		if len(lacking) == 0 {
+			fmt.Fprintf(e.stderr, "rigor: %s: the source at %.12s is not in this machine's git mirror (the build came from the archive or the cache): not archived\n", t.x.ID, t.entry.Engine.Commit)
+			return nil
+		}
+	}
+	bar := newByteProgress(e.stderr, "source "+it.What)
+	ok, n, err := a.PushSource(ctx, t.entry.Engine.Requested.Git, it.path, t.entry.Engine.Commit, patches, e.cfg().Cache, bar.update)
+	bar.done()
+	if err != nil {
+		return archiveError(err)
+	}
+	e.pushed(it, ok, n, sent, had, bytes)
 	return nil
 }
 
@@ -415,6 +492,11 @@ func (c *archivePullCmd) Run(e *env) error {
 	a, ts, ctx := s.a, s.targets, s.ctx
 	start := time.Now()
 	for _, t := range ts {
+		if it := e.sourceItem(t); it != nil {
+			if err := e.pullSource(ctx, a, t, it); err != nil {
+				return err
+			}
+		}
 		r := e.runner(t.root)
 		r.Offline = true
 		prog := newPrepareProgress(e.stderr, engineLabel(t.x, t.entry))
@@ -462,6 +544,35 @@ func (c *archivePullCmd) Run(e *env) error {
 		}
 	}
 	fmt.Fprintf(e.stderr, "rigor: pulled from %s in %s\n", a.Addr, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// pullSource brings the engine's archived git source into this machine's
+// git mirror (and any patch file the module lacks), unless the mirror
+// holds the commit already.
+func (e *env) pullSource(ctx context.Context, a *archive.Archive, t *archiveTarget, it *archiveItem) error {
+	patches := sourcePatches(t)
+	missingPatch := false
+	for _, p := range patches {
+		if _, err := os.Stat(p.File); err != nil {
+			missingPatch = true
+		}
+	}
+	if has, _ := gitsrc.HasCommit(ctx, it.path, t.entry.Engine.Commit); has && !missingPatch {
+		fmt.Fprintf(e.stdout, "cached  %s  %s\n", it.Tag, it.What)
+		return nil
+	}
+	bar := newByteProgress(e.stderr, "source "+it.What)
+	err := a.FetchSource(ctx, e.cfg().Cache, sourceURL(t), t.entry.Engine.Commit, patches, e.cfg().Cache, bar.update)
+	bar.done()
+	if errors.Is(err, archive.ErrNotArchived) {
+		fmt.Fprintf(e.stdout, "missing %s  %s\n", it.Tag, it.What)
+		return nil
+	}
+	if err != nil {
+		return archiveError(err)
+	}
+	fmt.Fprintf(e.stdout, "pulled  %s  %s\n", it.Tag, it.What)
 	return nil
 }
 
@@ -522,6 +633,10 @@ func (c *archiveCheckCmd) Run(e *env) error {
 			}
 		}
 		items = append(items, it)
+		if src := e.sourceItem(t); src != nil {
+			src.patches = sourcePatches(t)
+			items = append(items, src)
+		}
 		items = append(items, e.modelItems(t)...)
 	}
 	var missing, kept int
@@ -534,7 +649,16 @@ func (c *archiveCheckCmd) Run(e *env) error {
 			missing++
 			continue
 		}
-		ok, err := a.HasArtifact(ctx, it.Tag)
+		var ok bool
+		if it.Kind == archive.KindSource {
+			var lacking []string
+			ok, lacking, err = a.SourceHas(ctx, strings.TrimPrefix(it.Tag, archive.KindSource+"-"), it.patches)
+			if len(lacking) > 0 {
+				it.Note = "the archived source lacks " + strings.Join(lacking, ", ")
+			}
+		} else {
+			ok, err = a.HasArtifact(ctx, it.Tag)
+		}
 		if err != nil {
 			return archiveError(err)
 		}
@@ -680,4 +804,65 @@ func (e *env) pullFromArchive(ctx context.Context, root string, x *spec.Experime
 		n++
 	}
 	return n, nil
+}
+
+// archivedGone asks the archive, when one is set, whether it holds each
+// input that is gone upstream (the engine's source with its patches, every
+// model file with a sha256, the engine install), and fills in Archived and
+// Archive. It says whether an archive is set.
+func (e *env) archivedGone(ctx context.Context, set *spec.Set, gone []lock.Gone) (bool, error) {
+	a, err := e.openArchive(false)
+	if err != nil || a == nil {
+		return false, err
+	}
+	if err := a.Ping(ctx); err != nil {
+		return true, archiveError(err)
+	}
+	for i := range gone {
+		g := &gone[i]
+		g.Archive = a.Addr.String()
+		var x *spec.Experiment
+		for _, y := range set.Experiments {
+			if y.ID == g.ID {
+				x = y
+			}
+		}
+		if x == nil {
+			continue
+		}
+		f, err := lock.Read(set.Root, x.Package)
+		if err != nil || f.Experiments[x.ID] == nil {
+			continue
+		}
+		t := &archiveTarget{root: set.Root, x: x, entry: f.Experiments[x.ID]}
+		switch g.Input {
+		case lock.DriftEngine:
+			g.Archived, _, err = a.SourceHas(ctx, g.Locked, sourcePatches(t))
+		case lock.DriftModel:
+			g.Archived = false
+			for _, it := range e.modelItems(t) {
+				if it.Tag == "" {
+					continue
+				}
+				if g.Archived, err = a.HasArtifact(ctx, it.Tag); err != nil || !g.Archived {
+					break
+				}
+			}
+		case lock.DriftNPM:
+			known := false
+			if p, lerr := e.runner(t.root).LocateEngine(ctx, t.x, t.entry); lerr == nil && p != nil {
+				if it := e.engineItem(t, p); it != nil {
+					known = true
+					g.Archived, err = a.HasArtifact(ctx, it.Tag)
+				}
+			}
+			if !known {
+				g.Why += "; the archive's install of it is not known on this machine (rigor archive check names it)"
+			}
+		}
+		if err != nil {
+			return true, archiveError(err)
+		}
+	}
+	return true, nil
 }

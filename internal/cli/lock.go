@@ -326,8 +326,10 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		stale = []lock.Stale{}
 	}
 	var (
-		moved []lock.Drift
-		errs  []error
+		moved      []lock.Drift
+		gone       []lock.Gone
+		archiveSet bool
+		errs       []error
 		token string
 		asked int
 	)
@@ -339,9 +341,18 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		token = opts.HFToken
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		moved, asked, errs = lock.NewResolver(opts).CheckOnline(ctx, set)
+		moved, gone, asked, errs = lock.NewResolver(opts).CheckOnline(ctx, set)
 		if moved == nil {
 			moved = []lock.Drift{}
+		}
+		if gone == nil {
+			gone = []lock.Gone{}
+		}
+		if len(gone) > 0 {
+			var err error
+			if archiveSet, err = e.archivedGone(ctx, set, gone); err != nil {
+				return err
+			}
 		}
 	}
 	switch {
@@ -349,7 +360,8 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		out := struct {
 			Stale []lock.Stale `json:"stale"`
 			Moved []lock.Drift `json:"moved"`
-		}{stale, moved}
+			Gone  []lock.Gone  `json:"gone"`
+		}{stale, moved, gone}
 		if err := e.printJSON(out); err != nil {
 			return err
 		}
@@ -366,6 +378,16 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		for _, d := range moved {
 			fmt.Fprintf(e.stdout, "%s: %s\n", d.ID, d)
 		}
+		for _, g := range gone {
+			switch {
+			case g.Archived:
+				fmt.Fprintf(e.stdout, "%s: %s: gone upstream, archived in %s (%s)\n", g.ID, g, g.Archive, g.Why)
+			case g.Archive != "":
+				fmt.Fprintf(e.stdout, "%s: %s: gone upstream, NOT archived in %s (%s)\n", g.ID, g, g.Archive, g.Why)
+			default:
+				fmt.Fprintf(e.stdout, "%s: %s: gone upstream, NOT archived: no archive is set (%s)\n", g.ID, g, g.Why)
+			}
+		}
 	}
 	for _, err := range errs {
 		var hints []string
@@ -375,10 +397,22 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		}
 		printError(e.stderr, redacted{withHint(err, hints...), token})
 	}
+	var lost []lock.Gone
+	for _, g := range gone {
+		if !g.Archived {
+			lost = append(lost, g)
+		}
+	}
 	n := len(set.Experiments)
 	switch {
 	case len(stale) > 0:
 		return withHint(fmt.Errorf("%d of %d %s not locked or stale", len(stale), n, plural(n, "experiment is", "experiments are")), "run 'rigor lock' to lock them")
+	case len(lost) > 0 && !archiveSet:
+		return withHint(fmt.Errorf("%d locked %s gone upstream and no archive is set", len(lost), plural(len(lost), "input is", "inputs are")),
+			"a rerun needs them from this machine's caches or an archive: set one (--archive, RIGOR_ARCHIVE or archive: in the module's rigor.cue) and run 'rigor archive push' from a machine whose caches hold them")
+	case len(lost) > 0:
+		return withHint(fmt.Errorf("%d locked %s gone upstream and not archived", len(lost), plural(len(lost), "input is", "inputs are")),
+			"run 'rigor archive push' from a machine whose caches hold them")
 	case len(moved) > 0:
 		return withHint(fmt.Errorf("%d locked %s moved upstream", len(moved), plural(len(moved), "input", "inputs")),
 			"a rerun still uses what the lock pins; 'rigor lock --update engine ID' (or model) moves a pin to the upstream value")
@@ -386,6 +420,8 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		return fmt.Errorf("%d %s could not be asked", len(errs), plural(len(errs), "upstream", "upstreams"))
 	case !c.Online && !c.JSON:
 		fmt.Fprintf(e.stderr, "rigor: %d %s locked and current (checked offline; 'rigor lock --check --online' also asks upstream whether a locked ref moved)\n", n, plural(n, "experiment is", "experiments are"))
+	case !c.JSON && len(gone) > 0:
+		fmt.Fprintf(e.stderr, "rigor: %d %s locked and current; %d %s checked upstream: none moved, %d gone upstream and archived in %s\n", n, plural(n, "experiment is", "experiments are"), asked, plural(asked, "input", "inputs"), len(gone), gone[0].Archive)
 	case !c.JSON:
 		fmt.Fprintf(e.stderr, "rigor: %d %s locked and current; %d %s checked upstream: none moved%s\n", n, plural(n, "experiment is", "experiments are"), asked, plural(asked, "input", "inputs"), pinnedNote(asked))
 	}

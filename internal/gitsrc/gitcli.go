@@ -84,3 +84,25 @@ func isGitFailure(err error) bool {
 	var ee *exec.ExitError
 	return errors.As(err, &ge) && errors.As(err, &ee)
 }
+
+// gitOutput runs git with args in dir and returns its stdout; a failure is
+// a *gitError carrying stderr.
+func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {
+	path, err := exec.LookPath("git")
+	if err != nil {
+		return "", fmt.Errorf("the git command is needed to read git bundles: %w", err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Dir = dir
+	cmd.Env = gitEnv()
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), ctx.Err())
+		}
+		return "", &gitError{args: args, stderr: stderr.String(), err: err}
+	}
+	return stdout.String(), nil
+}

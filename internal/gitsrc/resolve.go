@@ -255,6 +255,12 @@ func mirrorHasCommit(ctx context.Context, path, sha string) (bool, error) {
 		return false, err
 	}
 	defer lk.Unlock()
+	return hasCommitLocked(path, sha)
+}
+
+// hasCommitLocked is mirrorHasCommit for a caller that holds the mirror's
+// lock.
+func hasCommitLocked(path, sha string) (bool, error) {
 	repo, _, err := openMirror(path)
 	if err != nil {
 		return false, err

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/rigorbench/rigor/internal/gitsrc"
+	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/spec"
 )
 
@@ -57,6 +59,50 @@ func (d Drift) String() string {
 	return fmt.Sprintf("%s%s: %s → %s (moved upstream; the lock still pins %s)", what, d.Ref, old, cur, old)
 }
 
+// Gone is a locked input its upstream no longer has: a git remote that is
+// gone (repository not found) or that a force-push took the locked commit
+// off (no branch or tag it advertises holds it), a hub repository or
+// revision that answers 404, an npm version unpublished. A rerun needs
+// it from a cache or an archive (rigor archive); the caller says whether
+// the archive holds it.
+type Gone struct {
+	// ID is the experiment; Input is [DriftEngine], [DriftModel] or
+	// [DriftNPM]; Source and Ref are as in [Drift].
+	ID     string `json:"id"`
+	Input  string `json:"input"`
+	Source string `json:"source"`
+	Ref    string `json:"ref"`
+	// Locked is what the lock pins (a full commit, an npm version).
+	Locked string `json:"locked"`
+	// Why says what the upstream answered.
+	Why string `json:"why"`
+	// Archived says whether the archive holds it; Archive is the
+	// archive asked ("" when none is set).
+	Archived bool   `json:"archived"`
+	Archive  string `json:"archive,omitempty"`
+}
+
+// String is the input as `rigor lock --check --online` prints it after the
+// experiment id, without what the archive holds.
+func (g Gone) String() string {
+	what := map[string]string{DriftEngine: "engine ref", DriftModel: "model revision", DriftNPM: "engine npm " + g.Source + "@"}[g.Input]
+	if g.Input != DriftNPM {
+		what += " "
+	}
+	return fmt.Sprintf("%s%s: %s", what, g.Ref, short(g.Locked))
+}
+
+// isGoneGit says whether a git error is the remote saying it has no such
+// repository (a deleted repository, a local path that is gone).
+func isGoneGit(err error) bool {
+	var unr *gitsrc.UnreachableError
+	var tmo *gitsrc.TimeoutError
+	if errors.As(err, &unr) || errors.As(err, &tmo) {
+		return false
+	}
+	return strings.Contains(err.Error(), "repository not found")
+}
+
 // CheckOnline asks every upstream the locks of set's experiments came
 // from whether each recorded request still resolves to what the lock
 // pins: git remotes (their advertised refs, as git ls-remote lists them),
@@ -65,14 +111,16 @@ func (d Drift) String() string {
 // a tag named like a sha, llama.cpp's b4747, is a tag), a local path, a
 // hub revision that is a commit — are not asked about. Experiments without a lock entry are
 // skipped ([Check] reports them). It returns the drifts sorted by
-// experiment and input, and an *[InputError] for each upstream that could
-// not be asked. The resolver must not be offline.
-func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, int, []error) {
+// experiment and input, the inputs gone upstream ([Gone]; a moved ref whose
+// old commit no branch or tag holds any more is gone, not a drift), and an
+// *[InputError] for each upstream that could not be asked. The resolver
+// must not be offline.
+func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, []Gone, int, []error) {
 	if r.err != nil {
-		return nil, 0, []error{r.err}
+		return nil, nil, 0, []error{r.err}
 	}
 	if r.opts.Offline || r.hf.Offline() {
-		return nil, 0, []error{errors.New("checking upstreams: offline (--offline or HF_HUB_OFFLINE) forbids the network")}
+		return nil, nil, 0, []error{errors.New("checking upstreams: offline (--offline or HF_HUB_OFFLINE) forbids the network")}
 	}
 	files := map[string]*File{}
 	var errs []error
@@ -89,6 +137,7 @@ func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, int
 	var (
 		mu     sync.Mutex
 		drifts []Drift
+		gone   []Gone
 		asked  int
 		wg     sync.WaitGroup
 	)
@@ -104,10 +153,11 @@ func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, int
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			ds, n, es := r.driftOf(ctx, x, e)
+			ds, gs, n, es := r.driftOf(ctx, x, e)
 			mu.Lock()
 			asked += n
 			drifts = append(drifts, ds...)
+			gone = append(gone, gs...)
 			errs = append(errs, es...)
 			mu.Unlock()
 		}()
@@ -120,13 +170,19 @@ func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, int
 		}
 		return order[drifts[i].Input] < order[drifts[j].Input]
 	})
+	sort.Slice(gone, func(i, j int) bool {
+		if gone[i].ID != gone[j].ID {
+			return gone[i].ID < gone[j].ID
+		}
+		return order[gone[i].Input] < order[gone[j].Input]
+	})
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-	return drifts, asked, errs
+	return drifts, gone, asked, errs
 }
 
 // driftOf asks the upstreams of one locked entry; n is how many inputs it
 // asked about (an input pinned to a commit needs no asking).
-func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) (ds []Drift, n int, errs []error) {
+func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) (ds []Drift, gs []Gone, n int, errs []error) {
 	id, eng := x.ID, e.Engine
 	switch {
 	case eng.Requested.Git != "" && eng.Commit != "" && eng.Kind != gitsrc.KindCommit:
@@ -141,16 +197,41 @@ func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) (d
 			src = g
 		}
 		res, err := r.gitResolve(ctx, src, eng.Requested.Ref)
+		gone := Gone{ID: id, Input: DriftEngine, Source: eng.Requested.Git, Ref: ref, Locked: eng.Commit}
+		var refErr *gitsrc.RefNotFoundError
 		switch {
+		case err != nil && isGoneGit(err):
+			gone.Why = "the remote answered: repository not found"
+			gs = append(gs, gone)
+		case err != nil && errors.As(err, &refErr) || err == nil && res.Commit != eng.Commit:
+			// The ref moved or went: does a branch or tag still hold
+			// the locked commit, or did a force-push take it away?
+			has, herr := gitsrc.RemoteHasCommit(ctx, r.gitURL(src), eng.Commit, r.gitOptions())
+			switch {
+			case herr != nil:
+				errs = append(errs, &InputError{ID: id, Input: InputEngine, Err: herr})
+			case !has && err != nil:
+				gone.Why = fmt.Sprintf("%s is gone and no branch or tag of the remote holds the commit", ref)
+				gs = append(gs, gone)
+			case !has:
+				gone.Why = fmt.Sprintf("%s is now %s and no branch or tag of the remote holds the locked commit: force-pushed away", ref, short(res.Commit))
+				gs = append(gs, gone)
+			case err != nil:
+				errs = append(errs, &InputError{ID: id, Input: InputEngine, Err: err})
+			default:
+				ds = append(ds, Drift{ID: id, Input: DriftEngine, Source: eng.Requested.Git, Ref: ref, Locked: eng.Commit, Upstream: res.Commit})
+			}
 		case err != nil:
 			errs = append(errs, &InputError{ID: id, Input: InputEngine, Err: err})
-		case res.Commit != eng.Commit:
-			ds = append(ds, Drift{ID: id, Input: DriftEngine, Source: eng.Requested.Git, Ref: ref, Locked: eng.Commit, Upstream: res.Commit})
 		}
 	case eng.NPM != nil && eng.Requested.NPM != "":
 		n++
 		v, err := r.npmView(ctx, eng.NPM.Package, eng.Requested.NPM)
+		var ne *NPMError
 		switch {
+		case err != nil && errors.As(err, &ne) && (ne.Code == "E404" || ne.Code == "ETARGET"):
+			gs = append(gs, Gone{ID: id, Input: DriftNPM, Source: eng.NPM.Package, Ref: eng.Requested.NPM, Locked: eng.NPM.Version,
+				Why: fmt.Sprintf("the npm registry has no version of %s matching %s (%s): unpublished", eng.NPM.Package, eng.Requested.NPM, ne.Code)})
 		case err != nil:
 			errs = append(errs, &InputError{ID: id, Input: InputEngine, Err: err})
 		case v.Version != eng.NPM.Version:
@@ -169,7 +250,15 @@ func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) (d
 			rev = "main"
 		}
 		commit, err := r.hubRevision(ctx, m.Requested.HF, rev)
+		var he *hf.HubError
 		switch {
+		case err != nil && errors.As(err, &he) && he.Status == http.StatusNotFound:
+			what := "404"
+			if he.Code != "" {
+				what += " " + he.Code
+			}
+			gs = append(gs, Gone{ID: id, Input: DriftModel, Source: m.Requested.HF, Ref: rev, Locked: m.Commit,
+				Why: fmt.Sprintf("the hub answered %s for %s@%s", what, m.Requested.HF, rev)})
 		case err != nil:
 			errs = append(errs, &InputError{ID: id, Input: InputModel, Err: err})
 		case commit != m.Commit:
@@ -190,7 +279,7 @@ func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) (d
 			ds = append(ds, Drift{ID: id, Input: DriftCorpus, Source: "hf://" + c.HF + "/" + c.Path, Ref: rev, Locked: c.Commit, Upstream: commit})
 		}
 	}
-	return ds, n, errs
+	return ds, gs, n, errs
 }
 
 // hubRevision resolves a hub revision to its commit, once per repo and

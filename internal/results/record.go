@@ -184,11 +184,17 @@ type Engine struct {
 	// every engine rigor builds, installs or starts.
 	Unpinned string `json:"unpinned,omitempty"`
 	// From says where the engine came from for this run: "cache",
-	// "upstream" (built from its source or installed from its registry
-	// for this run) or "archive" (rigor archive's substitute, with the
-	// same hashes). Absent for a prebuilt engine, an endpoint, and in
+	// "upstream" (built from its source — SourceFrom says when that
+	// source came from the archive — or installed from its registry for
+	// this run) or "archive" (rigor archive's substitute, with the same
+	// hashes). Absent for a prebuilt engine, an endpoint, and in
 	// records made before rigor said it.
 	From string `json:"from,omitempty"`
+	// SourceFrom is "archive" when the engine was built for this run from
+	// a git source that rigor archive's bundle of the locked commit
+	// brought (the remote gone, or force-pushed away from the commit);
+	// absent otherwise.
+	SourceFrom string `json:"sourceFrom,omitempty"`
 }
 
 // Build is what an engine reports of the binary that ran, read from its

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rigorbench/rigor/internal/engine"
 	"github.com/rigorbench/rigor/internal/engine/all"
+	"github.com/rigorbench/rigor/internal/gitsrc"
 	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/hoststate"
 	"github.com/rigorbench/rigor/internal/lock"
@@ -199,6 +200,9 @@ func (r *Runner) prepareEngine(ctx context.Context, x *spec.Experiment, entry *l
 	p.Engine = ep.Engine
 	p.Engine.Binaries = ep.Binaries
 	p.Engine.From = engineFrom(ctx, ep)
+	if p.Engine.From == "upstream" && gitsrc.SourceRestored(ctx, ep.Engine.Commit) {
+		p.Engine.SourceFrom = "archive"
+	}
 	p.Warnings = append(p.Warnings, ep.Warnings...)
 	if r.Rig != nil && len(ep.Toolchain) > 0 {
 		if r.Rig.Toolchain == nil {

@@ -300,6 +300,31 @@ func runBuild(ctx context.Context, opts BuildOptions, rec Recipe, dir string, lo
 			mirror, err = m, nil
 		}
 	}
+	commit := strings.ToLower(opts.Commit)
+	// The remote gone (and no mirror here), or force-pushed away from the
+	// locked commit: the archive's source of the commit, when it has one.
+	if ctx.Err() == nil {
+		has := false
+		if err == nil {
+			if has, err = gitsrc.HasCommit(ctx, mirror, commit); err != nil {
+				return nil, err
+			}
+		}
+		if sa := gitsrc.SourceArchiveOf(ctx); !has && sa != nil {
+			why := "the mirror lacks it: the remote no longer has it"
+			if err != nil {
+				why = err.Error()
+			}
+			ok, aerr := sa.RestoreSource(ctx, opts.Cache, opts.URL, commit)
+			if aerr != nil {
+				return nil, aerr
+			}
+			if ok {
+				fmt.Fprintf(pw, "rigor: the source at %s came from the archive (%s)\n", commit, why)
+				mirror, err = gitsrc.MirrorPath(opts.Cache, opts.URL), nil
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +333,7 @@ func runBuild(ctx context.Context, opts BuildOptions, rec Recipe, dir string, lo
 		paths = append(paths, p.Path)
 	}
 	src := filepath.Join(dir, "src")
-	if err := gitsrc.Checkout(ctx, mirror, strings.ToLower(opts.Commit), src, paths); err != nil {
+	if err := gitsrc.Checkout(ctx, mirror, commit, src, paths); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(pw, "rigor: checked out %s with %d patches\n", opts.Commit, len(paths))
