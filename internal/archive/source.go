@@ -135,7 +135,9 @@ type SourceError struct {
 	Msg string
 }
 
-func (e *SourceError) Error() string { return fmt.Sprintf("the archived source %.19s: %s: refused", e.Tag, e.Msg) }
+func (e *SourceError) Error() string {
+	return fmt.Sprintf("the archived source %.19s: %s: refused", e.Tag, e.Msg)
+}
 
 // Hint says what to do.
 func (e *SourceError) Hint() string {

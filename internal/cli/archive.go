@@ -267,7 +267,7 @@ func (e *env) sourceItem(t *archiveTarget) *archiveItem {
 		what += fmt.Sprintf(" + %d %s", n, plural(n, "patch", "patches"))
 	}
 	return &archiveItem{ID: t.x.ID, Kind: archive.KindSource, What: what, Tag: archive.SourceTag(eng.Commit),
-		path: gitsrc.MirrorPath(e.cfg().Cache, sourceURL(t))}
+		path: gitsrc.MirrorFor(e.cfg().Cache, sourceURL(t))}
 }
 
 // sourceURL is the engine's git source as a build fetches it: the

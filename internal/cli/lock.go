@@ -330,8 +330,8 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		gone       []lock.Gone
 		archiveSet bool
 		errs       []error
-		token string
-		asked int
+		token      string
+		asked      int
 	)
 	if c.Online {
 		opts, err := c.options(e, set.Root)

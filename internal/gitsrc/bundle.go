@@ -2,8 +2,11 @@ package gitsrc
 
 import (
 	"context"
+	"encoding/base64"
+
 	"errors"
 	"fmt"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,11 +238,13 @@ func SourceRestored(ctx context.Context, commit string) bool {
 }
 
 // RemoteHasCommit says whether the remote url still holds commit: whether
-// one of the branches or tags it advertises now contains it. The cache's
-// mirror is fetched first (a mirror keeps branches and tags the remote
-// deleted, so only the advertised ones count). A commit the remote lost to
-// a force-push, with every ref that held it moved or deleted, is false.
-// A remote that cannot be reached is an error, never false.
+// one of the branches or tags it has now contains it. The remote's
+// branches and tags are fetched by git into a scratch repository that
+// borrows the cache mirror's objects (so only what the mirror lacks is
+// sent), and asked there: the mirror itself is not changed, so a later
+// fetch into it still sees what moved. A commit that a force-push took off
+// every branch and tag is false. A remote that cannot be reached is an
+// error, never false.
 func RemoteHasCommit(ctx context.Context, url, commit string, opts Options) (bool, error) {
 	ok, err := remoteHasCommit(ctx, url, strings.ToLower(commit), opts)
 	return ok, scrubCredentials(err, url)
@@ -253,36 +258,63 @@ func remoteHasCommit(ctx context.Context, url, commit string, opts Options) (boo
 	if opts.Offline {
 		return false, fmt.Errorf("asking %s for %s: %w", StripUserinfo(url), shortSHA(commit), ErrOffline)
 	}
-	raw := url
 	url, ep, err := canonicalURL(url)
 	if err != nil {
 		return false, err
 	}
-	refs, err := listRemote(ctx, url, ep, opts)
+	if err := probe(ctx, url, ep, opts.Timeout); err != nil {
+		return false, err
+	}
+	tmp, err := os.MkdirTemp("", "rigor-remote-check-")
 	if err != nil {
 		return false, err
 	}
-	path, err := ensureMirror(ctx, raw, opts)
-	if err != nil {
+	defer os.RemoveAll(tmp)
+	if _, err := runGit(ctx, tmp, nil, "init", "--quiet", "--bare", "."); err != nil {
 		return false, err
 	}
-	lk, err := lockMirror(ctx, path, false)
-	if err != nil {
-		return false, err
-	}
-	defer lk.Unlock()
-	if ok, err := hasCommitLocked(path, commit); err != nil || !ok {
-		return false, err
-	}
-	out, err := gitOutput(ctx, path, "for-each-ref", "--contains", commit, "--format=%(objectname) %(refname)", "refs/heads", "refs/tags")
-	if err != nil {
-		return false, fmt.Errorf("asking the mirror of %s which refs hold %s: %w", url, shortSHA(commit), err)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		sha, name, ok := strings.Cut(line, " ")
-		if ok && refs[name] == sha {
-			return true, nil
+	path := MirrorPath(opts.Cache, url)
+	if mirrorExists(path) {
+		abs, err := filepath.Abs(filepath.Join(path, "objects"))
+		if err != nil {
+			return false, err
 		}
+		if err := os.WriteFile(filepath.Join(tmp, "objects", "info", "alternates"), []byte(abs+"\n"), 0o644); err != nil {
+			return false, err
+		}
+		lk, err := lockMirror(ctx, path, false)
+		if err != nil {
+			return false, err
+		}
+		defer lk.Unlock()
 	}
-	return false, nil
+	var env []string
+	if a, ok := authOf(ep).(*githttp.BasicAuth); ok {
+		// Given to git through its environment, never its arguments.
+		tok := base64.StdEncoding.EncodeToString([]byte(a.Username + ":" + a.Password))
+		env = append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=Authorization: Basic "+tok)
+	}
+	fctx, cancel := context.WithTimeout(ctx, max(FetchTimeout, opts.Timeout))
+	defer cancel()
+	if _, err := gitOutputEnv(fctx, tmp, env, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"); err != nil {
+		if ctx.Err() != nil {
+			return false, fmt.Errorf("fetching %s: %w", url, ctx.Err())
+		}
+		if errors.Is(fctx.Err(), context.DeadlineExceeded) {
+			return false, &TimeoutError{URL: url, Op: "fetching", Timeout: max(FetchTimeout, opts.Timeout)}
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "does not appear to be a git repository") || strings.Contains(msg, "not found") {
+			return false, fmt.Errorf("fetching %s: repository not found", url)
+		}
+		return false, fmt.Errorf("fetching %s: %w", url, err)
+	}
+	if _, err := gitOutput(ctx, tmp, "cat-file", "-e", commit+"^{commit}"); err != nil {
+		return false, nil
+	}
+	out, err := gitOutput(ctx, tmp, "for-each-ref", "--contains", commit, "--format=%(refname)", "refs/heads", "refs/tags")
+	if err != nil {
+		return false, fmt.Errorf("asking which refs of %s hold %s: %w", url, shortSHA(commit), err)
+	}
+	return strings.TrimSpace(out) != "", nil
 }

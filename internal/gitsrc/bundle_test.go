@@ -98,7 +98,10 @@ func TestRemoteHasCommit(t *testing.T) {
 	gitT(t, up, "tag", "v1")
 	opts := testOptions(t)
 	if ok, err := RemoteHasCommit(ctx, up, first, opts); err != nil || !ok {
-		t.Fatalf("the remote's own tip: %v %v", ok, err)
+		t.Fatalf("the remote's own tip, no mirror: %v %v", ok, err)
+	}
+	if _, err := EnsureMirror(ctx, up, opts); err != nil {
+		t.Fatal(err)
 	}
 	// Force-pushed: main and v1 now name an unrelated commit.
 	gitT(t, up, "checkout", "--quiet", "--orphan", "new")
@@ -113,6 +116,18 @@ func TestRemoteHasCommit(t *testing.T) {
 	}
 	if ok, err := HasCommit(ctx, MirrorPath(opts.Cache, up), first); err != nil || !ok {
 		t.Fatalf("the mirror lost the old commit: %v %v", ok, err)
+	}
+	// The mirror's own tag did not move (a later fetch still sees it move),
+	// and nothing of the check is left in it.
+	mirror := MirrorPath(opts.Cache, up)
+	if got := gitT(t, mirror, "rev-parse", "refs/tags/v1"); got != first {
+		t.Fatalf("the check moved the mirror's v1 to %s", got)
+	}
+	if got := gitT(t, mirror, "for-each-ref", "refs/rigor"); got != "" {
+		t.Fatalf("the check left refs: %s", got)
+	}
+	if ok, _ := HasCommit(ctx, mirror, second); ok {
+		t.Fatal("the check fetched into the mirror")
 	}
 	// A branch that still holds it, under another name, keeps it the remote's.
 	gitT(t, up, "branch", "--quiet", "keep", first)

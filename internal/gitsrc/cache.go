@@ -71,3 +71,12 @@ func sanitizeName(url string) string {
 	}
 	return name
 }
+
+// MirrorFor is the mirror directory of url as [EnsureMirror] names it: a
+// local path made absolute first, credentials dropped.
+func MirrorFor(cache, url string) string {
+	if c, _, err := canonicalURL(url); err == nil {
+		url = c
+	}
+	return MirrorPath(cache, url)
+}

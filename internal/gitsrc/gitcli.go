@@ -88,6 +88,11 @@ func isGitFailure(err error) bool {
 // gitOutput runs git with args in dir and returns its stdout; a failure is
 // a *gitError carrying stderr.
 func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {
+	return gitOutputEnv(ctx, dir, nil, args...)
+}
+
+// gitOutputEnv is gitOutput with env added to git's environment.
+func gitOutputEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	path, err := exec.LookPath("git")
 	if err != nil {
 		return "", fmt.Errorf("the git command is needed to read git bundles: %w", err)
@@ -95,7 +100,7 @@ func gitOutput(ctx context.Context, dir string, args ...string) (string, error) 
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
-	cmd.Env = gitEnv()
+	cmd.Env = append(gitEnv(), env...)
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

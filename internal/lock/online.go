@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -252,13 +251,11 @@ func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) (d
 		commit, err := r.hubRevision(ctx, m.Requested.HF, rev)
 		var he *hf.HubError
 		switch {
-		case err != nil && errors.As(err, &he) && he.Status == http.StatusNotFound:
-			what := "404"
-			if he.Code != "" {
-				what += " " + he.Code
-			}
+		case err != nil && errors.As(err, &he) && (he.Code == hf.CodeRepoNotFound || he.Code == hf.CodeRevisionNotFound):
+			// The hub answers a deleted repository 404, or 401 to a
+			// request without a token, as it hides private ones.
 			gs = append(gs, Gone{ID: id, Input: DriftModel, Source: m.Requested.HF, Ref: rev, Locked: m.Commit,
-				Why: fmt.Sprintf("the hub answered %s for %s@%s", what, m.Requested.HF, rev)})
+				Why: fmt.Sprintf("the hub answered %d %s for %s@%s", he.Status, he.Code, m.Requested.HF, rev)})
 		case err != nil:
 			errs = append(errs, &InputError{ID: id, Input: InputModel, Err: err})
 		case commit != m.Commit:

@@ -321,7 +321,7 @@ func runBuild(ctx context.Context, opts BuildOptions, rec Recipe, dir string, lo
 			}
 			if ok {
 				fmt.Fprintf(pw, "rigor: the source at %s came from the archive (%s)\n", commit, why)
-				mirror, err = gitsrc.MirrorPath(opts.Cache, opts.URL), nil
+				mirror, err = gitsrc.MirrorFor(opts.Cache, opts.URL), nil
 			}
 		}
 	}
