@@ -128,16 +128,39 @@ func WriteGroups(dir string, groups []Group, prev *Cache, opts Options) (*Site, 
 	groups = slices.Clone(groups)
 	slices.SortFunc(groups, func(a, b Group) int { return cmp.Compare(a.ID, b.ID) })
 
-	type built struct {
-		pages []string
-		row   indexRow
-		kept  bool
-		runs  int
-		err   error
+	out, todo, keep, candidates := planGroups(groups, prev)
+	w, err := openSite(dir)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]built, len(groups))
-	var todo []int
-	var keep, candidates []string
+	defer w.abandon()
+	if err := prepareSite(w, groups, todo, keep, candidates, opts); err != nil {
+		return nil, err
+	}
+	buildGroups(w, groups, todo, out, opts)
+	for i, b := range out {
+		if b.err != nil {
+			return nil, withGroup(groups[i].ID, b.err)
+		}
+	}
+	return finishSite(w, groups, out, opts)
+}
+
+// builtGroup is what WriteGroups knows of one experiment: its pages
+// (written or kept), its index row, and how many runs it drew.
+type builtGroup struct {
+	pages []string
+	row   indexRow
+	kept  bool
+	runs  int
+	err   error
+}
+
+// planGroups splits the groups into those whose pages the cache keeps
+// (their rows and pages filled in out) and those to draw (todo), with
+// the pages kept and the pages the drawn ones may write.
+func planGroups(groups []Group, prev *Cache) (out []builtGroup, todo []int, keep, candidates []string) {
+	out = make([]builtGroup, len(groups))
 	for i, g := range groups {
 		if e, ok := prev.exps[g.ID]; ok && g.Key != "" && e.Key == g.Key && (!e.Quality || (g.PeersKey != "" && e.PeersKey == g.PeersKey)) {
 			out[i].row, out[i].kept, out[i].pages, out[i].runs = e.Row, true, e.Pages, g.Runs
@@ -148,16 +171,16 @@ func WriteGroups(dir string, groups []Group, prev *Cache, opts Options) (*Site, 
 		todo = append(todo, i)
 		candidates = append(candidates, experimentPath(g.ID), sweepPath(g.ID), diffPath(g.ID))
 	}
-	w, err := openSite(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer w.abandon()
-	// What is certain to be written or kept is checked before anything
-	// is: a report refused for a file it may not replace writes nothing.
+	return out, todo, keep, candidates
+}
+
+// prepareSite checks, before anything is written, what is certain to be
+// written or kept: a report refused for a file it may not replace writes
+// nothing. It then tells the writer which files the report owns.
+func prepareSite(w *siteWriter, groups []Group, todo []int, keep, candidates []string, opts Options) error {
 	for _, p := range keep {
 		if err := w.checkKeep(p); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	must := []string{"index.html"}
@@ -169,14 +192,20 @@ func WriteGroups(dir string, groups []Group, prev *Cache, opts Options) (*Site, 
 	}
 	for _, p := range must {
 		if err := w.check(p); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	w.expect(append(must, candidates...))
 	for _, p := range keep {
 		w.keep(p)
 	}
+	return nil
+}
 
+// buildGroups draws the groups of todo a few at a time (as many as there
+// are CPUs) and writes each one's pages as soon as they are drawn; the
+// first error stops the others from starting.
+func buildGroups(w *siteWriter, groups []Group, todo []int, out []builtGroup, opts Options) {
 	var wg sync.WaitGroup
 	next := make(chan int)
 	var failed atomic.Bool
@@ -188,30 +217,8 @@ func WriteGroups(dir string, groups []Group, prev *Cache, opts Options) (*Site, 
 				if failed.Load() {
 					continue
 				}
-				b := &out[i]
-				b.err = func() error {
-					sums, err := groups[i].Summaries()
-					if err == nil && len(sums) == 0 {
-						err = errors.New("no runs to report")
-					}
-					if err != nil {
-						return err
-					}
-					b.runs = len(sums)
-					pages, row, err := buildFromSummaries(groups[i].ID, sums, groups[i].Load, groups[i].Peers, opts)
-					if err != nil {
-						return err
-					}
-					b.row = row
-					for _, p := range pages {
-						if err := w.put(p.Path, p.HTML); err != nil {
-							return err
-						}
-						b.pages = append(b.pages, p.Path)
-					}
-					return nil
-				}()
-				if b.err != nil {
+				out[i].err = buildGroup(w, groups[i], &out[i], opts)
+				if out[i].err != nil {
 					failed.Store(true)
 				}
 			}
@@ -222,16 +229,38 @@ func WriteGroups(dir string, groups []Group, prev *Cache, opts Options) (*Site, 
 	}
 	close(next)
 	wg.Wait()
+}
 
+// buildGroup draws one experiment from its summaries and writes its pages.
+func buildGroup(w *siteWriter, g Group, b *builtGroup, opts Options) error {
+	sums, err := g.Summaries()
+	if err == nil && len(sums) == 0 {
+		err = errors.New("no runs to report")
+	}
+	if err != nil {
+		return err
+	}
+	b.runs = len(sums)
+	pages, row, err := buildFromSummaries(g.ID, sums, g.Load, g.Peers, opts)
+	if err != nil {
+		return err
+	}
+	b.row = row
+	for _, p := range pages {
+		if err := w.put(p.Path, p.HTML); err != nil {
+			return err
+		}
+		b.pages = append(b.pages, p.Path)
+	}
+	return nil
+}
+
+// finishSite writes the index and the cache for the next report, last,
+// and returns the site's counts.
+func finishSite(w *siteWriter, groups []Group, out []builtGroup, opts Options) (*Site, error) {
 	site := &Site{}
 	idx := indexPage{Title: opts.Title}
 	cache := cacheFile{Format: opts.Format, Experiments: map[string]cachedExp{}}
-	for i, b := range out {
-		g := groups[i]
-		if b.err != nil {
-			return nil, withGroup(g.ID, b.err)
-		}
-	}
 	for i, b := range out {
 		g := groups[i]
 		site.Runs += b.runs

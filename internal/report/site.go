@@ -173,6 +173,54 @@ func buildExperiment(id string, runs, peers []*results.Run, opts Options) ([]Pag
 // speed-vs-quality view may draw; it is called only when one of those
 // latest runs measured quality.
 func buildFromSummaries(id string, sums []*results.Summary, load func(*results.Summary) (*results.Run, error), peers func() ([]*results.Run, error), opts Options) ([]Page, indexRow, error) {
+	x, err := newExpBuild(sums, load)
+	if err != nil {
+		return nil, indexRow{}, err
+	}
+	row := indexRow{ID: id, Href: experimentPath(id), Runs: len(x.runs)}
+	last := x.runs[len(x.runs)-1]
+	row.Last, row.LastStatus = day(last.Start), last.Status
+	var pages []Page
+
+	diff, page, err := x.diffPage(id, opts)
+	if err != nil {
+		return nil, row, err
+	}
+	if page != nil {
+		pages = append(pages, *page)
+		row.DiffHref = page.Path
+	}
+	if x.swept() {
+		page, points, err := x.sweepPage(id, opts)
+		if err != nil {
+			return nil, row, err
+		}
+		pages = append(pages, *page)
+		row.SweepHref, row.Points = page.Path, points
+	}
+	page, latest, err := x.experimentPage(id, &row, peers, opts)
+	if err != nil {
+		return nil, row, err
+	}
+	pages = append([]Page{*page}, pages...)
+	x.fillRow(&row, latest, diff)
+	return pages, row, nil
+}
+
+// expBuild is one experiment being drawn from its summaries: its runs in
+// the order they started, as summaries and as runs made from them, its
+// history, and the whole records read so far (each at most once).
+type expBuild struct {
+	sums   []*results.Summary
+	runs   []*results.Run
+	sumOf  map[*results.Run]*results.Summary
+	byID   map[string]*results.Run
+	h      *compare.History
+	load   func(*results.Summary) (*results.Run, error)
+	loaded map[*results.Summary]*results.Run
+}
+
+func newExpBuild(sums []*results.Summary, load func(*results.Summary) (*results.Run, error)) (*expBuild, error) {
 	sums = slices.Clone(sums)
 	slices.SortStableFunc(sums, func(a, b *results.Summary) int {
 		if c := a.Start.Compare(b.Start); c != 0 {
@@ -180,89 +228,99 @@ func buildFromSummaries(id string, sums []*results.Summary, load func(*results.S
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	runs := make([]*results.Run, len(sums))
-	sumOf := make(map[*results.Run]*results.Summary, len(sums))
-	byID := make(map[string]*results.Run, len(sums))
-	for i, x := range sums {
-		runs[i] = summaryRun(x)
-		sumOf[runs[i]] = x
-		byID[x.ID] = runs[i]
+	x := &expBuild{sums: sums, runs: make([]*results.Run, len(sums)),
+		sumOf: make(map[*results.Run]*results.Summary, len(sums)), byID: make(map[string]*results.Run, len(sums)),
+		load: load, loaded: map[*results.Summary]*results.Run{}}
+	for i, s := range sums {
+		x.runs[i] = summaryRun(s)
+		x.sumOf[x.runs[i]] = s
+		x.byID[s.ID] = x.runs[i]
 	}
 	h, err := compare.LogSummaries(sums, load)
 	if err != nil {
-		return nil, indexRow{}, err
+		return nil, err
 	}
-	// The pages below read a run whole at most once.
-	loaded := map[*results.Summary]*results.Run{}
-	loadOnce := func(x *results.Summary) (*results.Run, error) {
-		if r, ok := loaded[x]; ok {
-			return r, nil
-		}
-		r, err := load(x)
-		if err == nil {
-			loaded[x] = r
-		}
-		return r, err
-	}
-	swept := false
-	for _, r := range runs {
-		swept = swept || len(r.Swept) > 0
-	}
+	x.h = h
+	return x, nil
+}
 
-	row := indexRow{ID: id, Href: experimentPath(id), Runs: len(runs)}
-	last := runs[len(runs)-1]
-	row.Last, row.LastStatus = day(last.Start), last.Status
-	var pages []Page
+// loadOnce reads a run whole, at most once per experiment.
+func (x *expBuild) loadOnce(s *results.Summary) (*results.Run, error) {
+	if r, ok := x.loaded[s]; ok {
+		return r, nil
+	}
+	r, err := x.load(s)
+	if err == nil {
+		x.loaded[s] = r
+	}
+	return r, err
+}
 
-	// The diff of the latest against the previous ok run of each point.
-	var diff *compare.Report
-	if pa, pb := previousAndLatestRuns(runs); len(pb) > 0 {
-		a, err := loadRuns(pa, sumOf, loadOnce)
-		if err != nil {
-			return nil, row, err
+func (x *expBuild) swept() bool {
+	for _, r := range x.runs {
+		if len(r.Swept) > 0 {
+			return true
 		}
-		b, err := loadRuns(pb, sumOf, loadOnce)
-		if err != nil {
-			return nil, row, err
-		}
-		hist := make([]results.Run, len(sums))
-		for i, x := range sums {
-			hist[i] = compare.HistoryRun(x)
-		}
-		rep, err := compare.Compare(compare.Side{Label: "previous", Runs: a}, compare.Side{Label: "latest", Runs: b}, compare.Options{History: hist})
-		if err != nil {
-			return nil, row, err
-		}
-		diff = rep
-		p := diffPath(id)
-		page, err := newDiffPage(rep, "Latest against previous invocation: "+id, p, id)
-		if err != nil {
-			return nil, row, err
-		}
-		html, err := render("diff.html", opts, page.Title, rel(p, "index.html"), page)
-		if err != nil {
-			return nil, row, err
-		}
-		pages = append(pages, Page{Path: p, Title: page.Title, HTML: html})
-		row.DiffHref = p
 	}
-	if swept {
-		p := sweepPath(id)
-		page, err := newSweepPage(id, runs, h, p)
-		if err != nil {
-			return nil, row, err
-		}
-		html, err := render("sweep.html", opts, page.Title, rel(p, "index.html"), page)
-		if err != nil {
-			return nil, row, err
-		}
-		pages = append(pages, Page{Path: p, Title: page.Title, HTML: html})
-		row.SweepHref = p
-		row.Points = page.Points
+	return false
+}
+
+// diffPage is the diff of the latest against the previous ok invocation
+// of each point, and its page; nil without two invocations.
+func (x *expBuild) diffPage(id string, opts Options) (*compare.Report, *Page, error) {
+	pa, pb := previousAndLatestRuns(x.runs)
+	if len(pb) == 0 {
+		return nil, nil, nil
 	}
-	ep, err := newExperimentPage(id, h, byID, experimentPath(id), opts.CommitOrder[id])
+	a, err := loadRuns(pa, x.sumOf, x.loadOnce)
 	if err != nil {
-		return nil, row, err
+		return nil, nil, err
+	}
+	b, err := loadRuns(pb, x.sumOf, x.loadOnce)
+	if err != nil {
+		return nil, nil, err
+	}
+	hist := make([]results.Run, len(x.sums))
+	for i, s := range x.sums {
+		hist[i] = compare.HistoryRun(s)
+	}
+	rep, err := compare.Compare(compare.Side{Label: "previous", Runs: a}, compare.Side{Label: "latest", Runs: b}, compare.Options{History: hist})
+	if err != nil {
+		return nil, nil, err
+	}
+	p := diffPath(id)
+	page, err := newDiffPage(rep, "Latest against previous invocation: "+id, p, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	html, err := render("diff.html", opts, page.Title, rel(p, "index.html"), page)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rep, &Page{Path: p, Title: page.Title, HTML: html}, nil
+}
+
+// sweepPage is the page of a sweep's points, and how many it has.
+func (x *expBuild) sweepPage(id string, opts Options) (*Page, int, error) {
+	p := sweepPath(id)
+	page, err := newSweepPage(id, x.runs, x.h, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	html, err := render("sweep.html", opts, page.Title, rel(p, "index.html"), page)
+	if err != nil {
+		return nil, 0, err
+	}
+	return &Page{Path: p, Title: page.Title, HTML: html}, page.Points, nil
+}
+
+// experimentPage is the experiment's own page, with its speed-vs-quality
+// view when its latest runs measured quality; it returns the latest run
+// of each point too, for the index row.
+func (x *expBuild) experimentPage(id string, row *indexRow, peers func() ([]*results.Run, error), opts Options) (*Page, []*results.Run, error) {
+	ep, err := newExperimentPage(id, x.h, x.byID, experimentPath(id), opts.CommitOrder[id])
+	if err != nil {
+		return nil, nil, err
 	}
 	if row.SweepHref != "" {
 		ep.SweepHref = rel(ep.Path, row.SweepHref)
@@ -270,36 +328,38 @@ func buildFromSummaries(id string, sums []*results.Summary, load func(*results.S
 	if row.DiffHref != "" {
 		ep.DiffHref = rel(ep.Path, row.DiffHref)
 	}
-	latest := results.LatestPerPoint(runs)
+	latest := results.LatestPerPoint(x.runs)
 	latestFull := make([]*results.Run, len(latest))
 	for i, r := range latest {
-		if latestFull[i], err = loadOnce(sumOf[r]); err == nil && latestFull[i] == nil {
+		if latestFull[i], err = x.loadOnce(x.sumOf[r]); err == nil && latestFull[i] == nil {
 			err = errors.New("not found")
 		}
 		if err != nil {
-			return nil, row, fmt.Errorf("reading run %s for the speed-vs-quality view: %w", r.ID, err)
+			return nil, nil, fmt.Errorf("reading run %s for the speed-vs-quality view: %w", r.ID, err)
 		}
 	}
 	var peerRuns []*results.Run
 	if peers != nil && len(measuredRuns(latestFull)) > 0 {
 		if peerRuns, err = peers(); err != nil {
-			return nil, row, err
+			return nil, nil, err
 		}
 	}
 	if ep.Quality, err = newQualityView(id, latestFull, peerRuns); err != nil {
-		return nil, row, err
+		return nil, nil, err
 	}
 	row.quality = ep.Quality != nil
 	html, err := render("experiment.html", opts, ep.Title, rel(ep.Path, "index.html"), ep)
 	if err != nil {
-		return nil, row, err
+		return nil, nil, err
 	}
-	pages = append([]Page{{Path: ep.Path, Title: ep.Title, HTML: html}}, pages...)
+	return &Page{Path: ep.Path, Title: ep.Title, HTML: html}, latest, nil
+}
 
-	// The index row: the headline metric of the latest ok run (of the
-	// best point, for a sweep), the drift markers, the verdicts of the
-	// latest diff.
-	for _, e := range h.Entries {
+// fillRow completes the index row: the headline metric of the latest ok
+// run (of the best point, for a sweep), the drift markers, the verdicts
+// of the latest diff.
+func (x *expBuild) fillRow(row *indexRow, latest []*results.Run, diff *compare.Report) {
+	for _, e := range x.h.Entries {
 		if len(e.Drift) > 0 {
 			row.Drifts++
 			row.LastDrift = day(e.Start)
@@ -309,22 +369,22 @@ func buildFromSummaries(id string, sums []*results.Summary, load func(*results.S
 			row.Failed++
 		}
 	}
-	if len(h.Metrics) > 0 {
-		row.Headline = headline(h.Metrics[0], latest, h)
+	if len(x.h.Metrics) > 0 {
+		row.Headline = headline(x.h.Metrics[0], latest, x.h)
 	}
-	if diff != nil {
-		for _, t := range diff.Tables {
-			for _, r := range t.Rows {
-				switch r.Verdict {
-				case compare.Better:
-					row.Better++
-				case compare.Worse:
-					row.Worse++
-				}
+	if diff == nil {
+		return
+	}
+	for _, t := range diff.Tables {
+		for _, r := range t.Rows {
+			switch r.Verdict {
+			case compare.Better:
+				row.Better++
+			case compare.Worse:
+				row.Worse++
 			}
 		}
 	}
-	return pages, row, nil
 }
 
 // previousAndLatest returns, for each point with ok runs from two
