@@ -244,34 +244,9 @@ func (a *Archive) FetchSource(ctx context.Context, cache, url, commit string, pa
 // about through Warn); one that is not the locked commit is an error.
 func (s *Substituter) RestoreSource(ctx context.Context, cache, url, commit string) (bool, error) {
 	commit = strings.ToLower(commit)
-	ok, err := s.A.HasArtifact(ctx, SourceTag(commit))
-	if err == nil && ok {
-		if s.Fetching != nil {
-			s.Fetching(KindSource, commit)
-		}
-		err = s.A.FetchSource(ctx, cache, url, commit, nil, s.TmpDir, nil)
-	} else if err == nil {
-		err = ErrNotArchived
-	}
-	if errors.Is(err, ErrNotArchived) {
-		return false, nil
-	}
-	if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrUnauthorized) {
-		if s.Warn != nil {
-			s.Warn(fmt.Sprintf("the archive could not be used for source %.12s: %v", commit, err))
-		}
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	s.mu.Lock()
-	if s.got == nil {
-		s.got = map[string]bool{}
-	}
-	s.got[SourceTag(commit)] = true
-	s.mu.Unlock()
-	return true, nil
+	return s.bring(ctx, SourceTag(commit), KindSource, commit, fmt.Sprintf("source %.12s", commit), func() error {
+		return s.A.FetchSource(ctx, cache, url, commit, nil, s.TmpDir, nil)
+	})
 }
 
 // Restored says whether this substituter brought the source of commit.

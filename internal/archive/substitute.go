@@ -28,12 +28,24 @@ type Substituter struct {
 
 // Substitute implements buildcache.Substituter.
 func (s *Substituter) Substitute(ctx context.Context, kind, key, dir string) (bool, error) {
-	ok, err := s.A.HasArtifact(ctx, Tag(kind, key))
-	if err == nil && ok && s.Fetching != nil {
-		s.Fetching(kind, key)
-	}
+	return s.bring(ctx, Tag(kind, key), kind, key, fmt.Sprintf("%s %.12s", kind, key), func() error {
+		return s.A.FetchDir(ctx, kind, key, dir, s.TmpDir, nil)
+	})
+}
+
+// bring fetches the artifact tag with fetch when the archive holds it,
+// telling Fetching (kind, key) first. An artifact the archive does not
+// hold, or an archive that cannot be reached or logged in to (warned
+// about through Warn, naming what), is no substitute: false and no
+// error. Any other error (bytes that do not match their digest) is
+// returned. What was brought is remembered for Substituted.
+func (s *Substituter) bring(ctx context.Context, tag, kind, key, what string, fetch func() error) (bool, error) {
+	ok, err := s.A.HasArtifact(ctx, tag)
 	if err == nil && ok {
-		err = s.A.FetchDir(ctx, kind, key, dir, s.TmpDir, nil)
+		if s.Fetching != nil {
+			s.Fetching(kind, key)
+		}
+		err = fetch()
 	} else if err == nil {
 		err = ErrNotArchived
 	}
@@ -42,7 +54,7 @@ func (s *Substituter) Substitute(ctx context.Context, kind, key, dir string) (bo
 	}
 	if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrUnauthorized) {
 		if s.Warn != nil {
-			s.Warn(fmt.Sprintf("the archive could not be used for %s %.12s: %v", kind, key, err))
+			s.Warn(fmt.Sprintf("the archive could not be used for %s: %v", what, err))
 		}
 		return false, nil
 	}
@@ -53,7 +65,7 @@ func (s *Substituter) Substitute(ctx context.Context, kind, key, dir string) (bo
 	if s.got == nil {
 		s.got = map[string]bool{}
 	}
-	s.got[Tag(kind, key)] = true
+	s.got[tag] = true
 	s.mu.Unlock()
 	return true, nil
 }
@@ -73,32 +85,7 @@ func (s *Substituter) Substituted(kind, key string) bool {
 // cannot be reached or logged in to (warned about through Warn); bytes
 // that do not hash to sha are refused, naming the artifact.
 func (s *Substituter) SubstituteModel(ctx context.Context, what, sha string, size int64, dest string) (bool, error) {
-	ok, err := s.A.HasArtifact(ctx, ModelTag(sha))
-	if err == nil && ok {
-		if s.Fetching != nil {
-			s.Fetching("model", what)
-		}
-		err = s.A.FetchModelFile(ctx, what, sha, size, dest, nil)
-	} else if err == nil {
-		return false, nil
-	}
-	if errors.Is(err, ErrNotArchived) {
-		return false, nil
-	}
-	if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrUnauthorized) {
-		if s.Warn != nil {
-			s.Warn(fmt.Sprintf("the archive could not be used for model file %s: %v", what, err))
-		}
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	s.mu.Lock()
-	if s.got == nil {
-		s.got = map[string]bool{}
-	}
-	s.got[ModelTag(sha)] = true
-	s.mu.Unlock()
-	return true, nil
+	return s.bring(ctx, ModelTag(sha), "model", what, "model file "+what, func() error {
+		return s.A.FetchModelFile(ctx, what, sha, size, dest, nil)
+	})
 }
