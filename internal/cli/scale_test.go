@@ -206,6 +206,13 @@ func TestReport_unchangedWritesNothing(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	writeRuns(t, dir, "lab/a", 12, t0, 0)
 	writeRuns(t, dir, "lab/b", 12, t0.Add(time.Second), 100)
+	// Past the index's racy window (2 s) before the first report: a record
+	// younger than that has no stat key, so its experiment has no cache
+	// key and the first report's cache holds no entry for it; a second
+	// report after the window rightly writes a cache that does. Without
+	// this wait the test passed only while both reports ran within 2 s of
+	// the writes, and failed on a loaded machine.
+	time.Sleep(2100 * time.Millisecond)
 	site := filepath.Join(dir, "site")
 	inodes := func() map[string]uint64 {
 		out := map[string]uint64{}
