@@ -52,14 +52,11 @@ func (c *loadgenCmd) Run(e *env) error {
 		OutputLen: c.OutputLen, RangeRatio: c.RangeRatio, IgnoreEOS: c.IgnoreEOS, Warmup: c.Warmup,
 		SLO:     loadgen.SLO{TTFTMs: c.SLOTTFTMs, TPOTMs: c.SLOTPOTMs, E2ELMs: c.SLOE2ELMs},
 		Timeout: c.Timeout, Percentiles: c.Percentiles}
-	if c.APIKeyEnv != "" {
-		v, ok := os.LookupEnv(c.APIKeyEnv)
-		if !ok || v == "" {
-			return withHint(fmt.Errorf("--api-key-env: %s is not set", c.APIKeyEnv),
-				"set it in the environment rigor runs in; an experiment names it in serve.apiKeyEnv")
-		}
-		cfg.APIKey = v
+	key, err := apiKeyFromEnv(c.APIKeyEnv)
+	if err != nil {
+		return err
 	}
+	cfg.APIKey = key
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -139,4 +136,19 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return nil
+}
+
+// apiKeyFromEnv returns the value of the variable --api-key-env names
+// ("" when none is named): the key itself never appears in an argument.
+// A named variable that is unset or empty is an error.
+func apiKeyFromEnv(name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		return "", withHint(fmt.Errorf("--api-key-env: %s is not set", name),
+			"set it in the environment rigor runs in; an experiment names it in serve.apiKeyEnv")
+	}
+	return v, nil
 }

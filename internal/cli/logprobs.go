@@ -38,14 +38,11 @@ func (c *logprobsCmd) Run(e *env) error {
 		return fmt.Errorf("usage: rigor logprobs --url U --ctx C --top-k K (--corpus F --write-base OUT | --base IN)")
 	}
 	cl := &logprobs.Client{URL: c.URL, Model: c.Model}
-	if c.APIKeyEnv != "" {
-		v, ok := os.LookupEnv(c.APIKeyEnv)
-		if !ok || v == "" {
-			return withHint(fmt.Errorf("--api-key-env: %s is not set", c.APIKeyEnv),
-				"set it in the environment rigor runs in; an experiment names it in serve.apiKeyEnv")
-		}
-		cl.APIKey = v
+	key, err := apiKeyFromEnv(c.APIKeyEnv)
+	if err != nil {
+		return err
 	}
+	cl.APIKey = key
 	if c.Health != "" {
 		fmt.Fprintf(e.stderr, "waiting for %s%s\n", c.URL, c.Health)
 		if err := loadgen.WaitHealthy(ctx, strings.TrimRight(c.URL, "/")+c.Health, c.ReadyWait); err != nil {
