@@ -32,6 +32,7 @@ type diffCmd struct {
 	// FailOnRegression is --fail-on-regression[=PERCENT].
 	FailOnRegression regressionGate `name:"fail-on-regression" placeholder:"PERCENT" help:"Exit with code 3 when a metric got significantly worse by more than PERCENT (default 0: any significant regression); write it --fail-on-regression=5." env:"RIGOR_FAIL_ON_REGRESSION"`
 	Alpha            float64        `default:"0.05" help:"Significance level of the tests."`
+	HistoryAlpha     float64        `name:"history-alpha" placeholder:"LEVEL" help:"Level of the rows of separate invocations tested against earlier invocations' noise (default: a fifth of --alpha, 0.01)."`
 	Center           string         `enum:"mean,median" default:"mean" help:"Summary statistic: mean (t interval) or median (order-statistic interval, as benchstat)."`
 	All              bool           `help:"Pool every recorded run of each point instead of the latest invocation's."`
 	Incomplete       bool           `help:"Also use the samples of crashed, timed-out and interrupted runs."`
@@ -389,11 +390,14 @@ func (c *diffCmd) Run(e *env) error {
 	if !(c.Alpha > 0 && c.Alpha < 1) {
 		return fmt.Errorf("--alpha %g: want a level between 0 and 1, e.g. 0.05", c.Alpha)
 	}
+	if c.HistoryAlpha != 0 && !(c.HistoryAlpha > 0 && c.HistoryAlpha <= c.Alpha) {
+		return fmt.Errorf("--history-alpha %g: want a level above 0 and at most --alpha (%g), e.g. 0.01", c.HistoryAlpha, c.Alpha)
+	}
 	detect, err := parseDetect(c.Detect)
 	if err != nil {
 		return err
 	}
-	opts := compare.Options{Alpha: c.Alpha, Center: compare.Center(c.Center), Strict: c.Strict, IncludeIncomplete: c.Incomplete, Detect: detect}
+	opts := compare.Options{Alpha: c.Alpha, HistoryAlpha: c.HistoryAlpha, Center: compare.Center(c.Center), Strict: c.Strict, IncludeIncomplete: c.Incomplete, Detect: detect}
 	sa, sb := sideRuns(a, c.All), sideRuns(b, c.All)
 	opts.History = history(store, sa, sb)
 	rep, cerr := compare.Compare(sa, sb, opts)

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -261,8 +262,11 @@ func TestCompare_power(t *testing.T) {
 	}
 }
 
-// TestCompare_historyPower: sides from separate invocations with a noise
-// estimate from history find a 15% change on a quiet machine.
+// TestCompare_historyPower: sides from separate invocations (3 runs a
+// side) with a noise estimate from history find a 15% change on a quiet
+// machine: 73 of 100 at the default history level 0.01 (99 of 100 at
+// 0.05, before the history form was held to a stricter level than paired
+// rounds). The power goal, ≥ 80%, is paired rounds' (TestCompare_power).
 func TestCompare_historyPower(t *testing.T) {
 	const trials = 100
 	h := &hogSim{rng: rand.New(rand.NewPCG(25, 16)), quiet: true}
@@ -278,8 +282,8 @@ func TestCompare_historyPower(t *testing.T) {
 		}
 	}
 	t.Logf("a 15%% change found from separate invocations with history on a quiet machine: %d of %d", found, trials)
-	if found < trials*8/10 {
-		t.Errorf("power %d/%d, want ≥ 80%%", found, trials)
+	if found < trials*2/3 {
+		t.Errorf("power %d/%d, want ≥ 2/3", found, trials)
 	}
 }
 
@@ -326,5 +330,46 @@ func TestCompare_historyLevel(t *testing.T) {
 	}
 	if p01 < 0.001 || p01 > 0.02 {
 		t.Errorf("p < 0.01 in %.3f of A-vs-A diffs, want 0.001–0.02: the test does not hold its level", p01)
+	}
+}
+
+// TestCompare_historyAlpha: a diff from separate invocations tested on
+// their history is held to Options.HistoryAlpha (0.01 by default, a fifth
+// of α). On A against A with Gaussian run noise its three metrics move
+// together, so Holm over them holds about α/3: 0.6% of diffs with a
+// verdict at the default, 1.8% with HistoryAlpha raised to α itself (the
+// level that gave 7 false diffs of 130 on the real engine, whose rows
+// move less together).
+func TestCompare_historyAlpha(t *testing.T) {
+	const trials = 1000
+	f := forms[len(forms)-1]
+	count := func(historyAlpha float64) (bad int) {
+		h := &hogSim{rng: rand.New(rand.NewPCG(25, 18)), quiet: true}
+		for i := range trials {
+			a, b, opts := f.make(h, i, 1)
+			opts.HistoryAlpha = historyAlpha
+			rep, err := Compare(a, b, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.HistoryAlpha != cmp.Or(historyAlpha, 0.01) {
+				t.Fatalf("report's history level %g, want %g", rep.HistoryAlpha, cmp.Or(historyAlpha, 0.01))
+			}
+			if verdicts(rep) > 0 {
+				bad++
+			}
+		}
+		return bad
+	}
+	strict, loose := count(0), count(0.05)
+	t.Logf("A against A, %d diffs with history: a verdict in %d at the default history level, %d at 0.05", trials, strict, loose)
+	if strict > trials/100 {
+		t.Errorf("%d of %d A-vs-A diffs with a verdict at the default history level, want ≤ 1%%", strict, trials)
+	}
+	if loose < 2*strict || loose == 0 {
+		t.Errorf("%d diffs with a verdict at history level 0.05 against %d at the default: the level does not reach the test", loose, strict)
+	}
+	if _, err := Compare(Side{"a", nil}, Side{"b", nil}, Options{HistoryAlpha: 0.1}); err == nil || !strings.Contains(err.Error(), "history alpha 0.1") {
+		t.Errorf("history alpha above alpha: error %v, want one naming it", err)
 	}
 }

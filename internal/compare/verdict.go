@@ -19,7 +19,9 @@ import (
 //  2. separate invocations with a noise estimate: the mean of each side's
 //     invocations, tested against the spread of the invocation means of
 //     earlier invocations of the same experiment, point, lock and host
-//     ([DecideHistory]).
+//     ([DecideHistory]), at the stricter level [Options.HistoryAlpha]
+//     (a fifth of α by default): it assumes today's noise is the
+//     history's, which the paired design does not.
 //
 // Everything else (one run a side, the repetitions inside runs, the
 // requests of a serve run, runs of separate invocations without a noise

@@ -27,7 +27,9 @@
 //
 //	version, center ("mean"|"median"), test ("paired-t-log"|
 //	"invocations-t"|"mixed"|"none": the rows' decidedBy),
-//	correction ("holm"), alpha, confidence, power,
+//	correction ("holm"), alpha, historyAlpha (the level of the
+//	"invocations-t" rows; their p is scaled by alpha/historyAlpha before
+//	Holm), confidence, power,
 //	a, b: {label, runs, used, points, experiments, first, last},
 //	config: [{section ("spec"|"lock"|"rig"), path, old, new, points}]
 //	  (old/new are JSON values, omitted when absent),

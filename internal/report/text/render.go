@@ -763,23 +763,26 @@ func (v jnum) MarshalJSON() ([]byte, error) {
 const JSONVersion = 1
 
 type jsonReport struct {
-	Version    int              `json:"version"`
-	A          jsonSide         `json:"a"`
-	B          jsonSide         `json:"b"`
-	Center     string           `json:"center"`
-	Test       string           `json:"test"`
-	Correction string           `json:"correction"`
-	Alpha      float64          `json:"alpha"`
-	Confidence float64          `json:"confidence"`
-	Power      float64          `json:"power"`
-	Config     []compare.Change `json:"config"`
-	Mismatches []jsonMismatch   `json:"mismatches"`
-	Tables     []jsonTable      `json:"tables"`
-	OnlyA      []string         `json:"onlyA"`
-	OnlyB      []string         `json:"onlyB"`
-	Notes      []string         `json:"notes"`
-	Warnings   []jsonWarning    `json:"warnings"`
-	Untested   string           `json:"untested,omitempty"`
+	Version    int      `json:"version"`
+	A          jsonSide `json:"a"`
+	B          jsonSide `json:"b"`
+	Center     string   `json:"center"`
+	Test       string   `json:"test"`
+	Correction string   `json:"correction"`
+	Alpha      float64  `json:"alpha"`
+	// HistoryAlpha is the level of the rows tested against the history
+	// of earlier invocations (test "invocations-t").
+	HistoryAlpha float64          `json:"historyAlpha"`
+	Confidence   float64          `json:"confidence"`
+	Power        float64          `json:"power"`
+	Config       []compare.Change `json:"config"`
+	Mismatches   []jsonMismatch   `json:"mismatches"`
+	Tables       []jsonTable      `json:"tables"`
+	OnlyA        []string         `json:"onlyA"`
+	OnlyB        []string         `json:"onlyB"`
+	Notes        []string         `json:"notes"`
+	Warnings     []jsonWarning    `json:"warnings"`
+	Untested     string           `json:"untested,omitempty"`
 	// Quality is the quality measured against a baseline, per point
 	// (absent when no side measured any).
 	Quality []jsonQuality `json:"quality,omitempty"`
@@ -917,7 +920,7 @@ func WriteJSON(w io.Writer, r *compare.Report) error {
 	out := jsonReport{
 		Version: JSONVersion, A: toJSONSide(r.A), B: toJSONSide(r.B),
 		Center: string(r.Center), Test: decidingTest(r), Correction: "holm",
-		Alpha: r.Alpha, Confidence: r.Confidence, Power: r.Power,
+		Alpha: r.Alpha, HistoryAlpha: r.HistoryAlpha, Confidence: r.Confidence, Power: r.Power,
 		Config: orEmpty(r.Config), Mismatches: []jsonMismatch{}, Tables: []jsonTable{},
 		OnlyA: orEmpty(r.OnlyA), OnlyB: orEmpty(r.OnlyB), Notes: orEmpty(r.Notes), Warnings: []jsonWarning{},
 		Untested: r.Untested,
