@@ -113,6 +113,35 @@ func (c *Client) ResolveRevision(ctx context.Context, repo, rev string) (string,
 	return strings.ToLower(info.SHA), nil
 }
 
+// Stat asks the hub whether it still serves file of repo at commit: a HEAD
+// of resolve/{commit}/{file}, as huggingface_hub's get_hf_file_metadata
+// sends, without following an LFS file's redirect to the CDN. It returns
+// nil when the hub answers with the file or its redirect, and the hub's
+// answer otherwise: a [*HubError] with [CodeEntryNotFound] for a file the
+// commit lists but the hub no longer has, RepoNotFound, RevisionNotFound,
+// GatedRepo.
+func (c *Client) Stat(ctx context.Context, repo, commit, file string) error {
+	if err := ValidateRepoID(repo); err != nil {
+		return err
+	}
+	if err := validFilePath(file); err != nil {
+		return err
+	}
+	r := request{method: http.MethodHead, url: c.endpoint + "/" + repo + "/resolve/" + escapeAll(commit) + "/" + escapePath(file),
+		header: http.Header{"Accept-Encoding": {"identity"}}, repo: repo, rev: commit, path: file, noRedirect: true}
+	if c.offline {
+		return fmt.Errorf("%s %s: %w", r.method, r.url, ErrOffline)
+	}
+	return c.retry(ctx, func() *attemptError {
+		_, done, ae := c.send(ctx, r)
+		if ae != nil {
+			return ae
+		}
+		done()
+		return nil
+	})
+}
+
 // treeEntry is one element of the tree endpoint's JSON array.
 type treeEntry struct {
 	Type string `json:"type"`

@@ -69,6 +69,7 @@ type Client struct {
 	token      string
 	offline    bool
 	http       *http.Client
+	noFollow   *http.Client // http, returning redirects instead of following them
 	timeout    time.Duration
 	maxRetries int
 	backoff    time.Duration
@@ -141,6 +142,9 @@ func NewClient(opts ClientOptions) *Client {
 	}
 	copied.Timeout = 0 // deadlines are per attempt and per stall, see watchdog
 	c.http = &copied
+	noFollow := copied
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.noFollow = &noFollow
 	return c
 }
 
@@ -217,6 +221,9 @@ type request struct {
 	repo   string
 	rev    string
 	path   string
+	// noRedirect returns a redirect (an LFS file's 302 to the CDN) as
+	// the answer instead of following it.
+	noRedirect bool
 }
 
 // watchdog cancels an attempt when nothing has happened for d: no
@@ -282,7 +289,11 @@ func (c *Client) send(ctx context.Context, r request) (resp *http.Response, done
 	if c.token != "" && req.URL.Host == c.host {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	resp, err = c.http.Do(req)
+	hc := c.http
+	if r.noRedirect {
+		hc = c.noFollow
+	}
+	resp, err = hc.Do(req)
 	if err != nil {
 		w.stop()
 		return nil, nil, c.transportError(ctx, w, r, err)
@@ -293,7 +304,7 @@ func (c *Client) send(ctx context.Context, r request) (resp *http.Response, done
 		resp.Body.Close()
 		w.stop()
 	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 || r.noRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		return resp, done, nil
 	}
 	herr := c.hubError(resp, r)

@@ -536,3 +536,40 @@ func TestClient_TokenRedacted(t *testing.T) {
 func sha256hex(b []byte) string {
 	return fmt.Sprintf("%x", sha256sum(b))
 }
+
+// Stat sends one HEAD to the hub per file and never follows an LFS
+// file's redirect to the CDN; a file the commit lists and the hub no
+// longer serves is 404 EntryNotFound, as is one the commit never had.
+func TestStat(t *testing.T) {
+	h := hubtest.New()
+	t.Cleanup(h.Close)
+	h.StartCDN()
+	commit := h.AddRepo("org/tiny", smallRepo())
+	c, _ := newClient(t, h, hf.ClientOptions{Token: testToken})
+	ctx := context.Background()
+	for _, f := range []string{"README.md", "tiny-Q8_0.gguf", "sub/dir/tiny-Q4_0.gguf"} {
+		if err := c.Stat(ctx, "org/tiny", commit, f); err != nil {
+			t.Errorf("Stat %s = %v, want nil", f, err)
+		}
+	}
+	for _, r := range h.Requests() {
+		if r.Server != "hub" || r.Method != http.MethodHead || r.Token != testToken {
+			t.Errorf("request %+v: want a HEAD to the hub with the token, none to the CDN", r)
+		}
+	}
+	h.PurgeFile("org/tiny", "tiny-Q8_0.gguf")
+	var he *hf.HubError
+	for _, f := range []string{"tiny-Q8_0.gguf", "nothere.gguf"} {
+		err := c.Stat(ctx, "org/tiny", commit, f)
+		if !errors.As(err, &he) || he.Status != 404 || he.Code != hf.CodeEntryNotFound || he.Path != f {
+			t.Errorf("Stat %s = %v, want 404 EntryNotFound for it", f, err)
+		}
+	}
+	if err := c.Stat(ctx, "org/gone", commit, "README.md"); !errors.As(err, &he) || he.Code != hf.CodeRepoNotFound {
+		t.Errorf("Stat of a missing repo = %v, want RepoNotFound", err)
+	}
+	off := hf.NewClient(hf.ClientOptions{Endpoint: h.URL, Offline: true})
+	if err := off.Stat(ctx, "org/tiny", commit, "README.md"); !errors.Is(err, hf.ErrOffline) {
+		t.Errorf("Stat offline = %v, want ErrOffline", err)
+	}
+}

@@ -124,6 +124,11 @@ type repo struct {
 	commits map[string]*commit
 	order   []string // commit shas, oldest first
 	created time.Time
+	// deleted are the paths the hub no longer has at any commit
+	// ([Hub.DeleteFile]); purged those it lists but no longer serves
+	// ([Hub.PurgeFile]).
+	deleted map[string]bool
+	purged  map[string]bool
 }
 
 type fault struct {
@@ -218,6 +223,8 @@ func (h *Hub) AddRepo(id string, opts RepoOptions) string {
 		refs:    map[string]string{},
 		tags:    map[string]bool{},
 		commits: map[string]*commit{},
+		deleted: map[string]bool{},
+		purged:  map[string]bool{},
 		created: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
 	}
 	c := r.commit("", opts.Files)
@@ -248,6 +255,55 @@ func (h *Hub) Push(id, branch string, files []File) string {
 	c := r.commit(r.refs[branch], files)
 	r.refs[branch] = c.sha
 	return c.sha
+}
+
+// DeleteFile makes the hub lose one file of the repo: no commit lists it
+// (model info, tree) and a download answers 404 EntryNotFound, while the
+// repo and its commits stay, with their shas. That is a single file gone
+// upstream from a repository that still exists, which a rerun of a lock
+// pinning it can only take from a cache or an archive.
+func (h *Hub) DeleteFile(id, file string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r, ok := h.repos[id]
+	if !ok {
+		panic(fmt.Sprintf("hubtest: no repo %q", id))
+	}
+	r.deleted[file] = true
+}
+
+// PurgeFile makes the hub stop serving one file of the repo while every
+// commit still lists it (model info, tree): a download or a HEAD answers
+// 404 EntryNotFound. That is the hub without the bytes of a file whose
+// commit cannot change, as when an LFS object is deleted from a repo's
+// storage.
+func (h *Hub) PurgeFile(id, file string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r, ok := h.repos[id]
+	if !ok {
+		panic(fmt.Sprintf("hubtest: no repo %q", id))
+	}
+	r.purged[file] = true
+}
+
+// has returns the blob of file at c unless the file was deleted. The
+// caller holds h.mu.
+func (r *repo) has(c *commit, file string) (*blob, bool) {
+	b, ok := c.files[file]
+	if !ok || r.deleted[file] {
+		return nil, false
+	}
+	return b, true
+}
+
+// serves returns the blob of file at c unless the file was deleted or
+// purged. The caller holds h.mu.
+func (r *repo) serves(c *commit, file string) (*blob, bool) {
+	if r.purged[file] {
+		return nil, false
+	}
+	return r.has(c, file)
 }
 
 // commit builds and stores a commit; its sha is derived from its parent
@@ -618,7 +674,7 @@ type sibling struct {
 func (h *Hub) modelInfo(rp *repo, c *commit, blobs bool) any {
 	owner, _, _ := strings.Cut(rp.id, "/")
 	var sibs []sibling
-	for _, p := range sortedPaths(c) {
+	for _, p := range h.listed(rp, c) {
 		b := c.files[p]
 		s := sibling{RFilename: p}
 		if blobs {
@@ -651,6 +707,19 @@ func (h *Hub) modelInfo(rp *repo, c *commit, blobs bool) any {
 	}
 }
 
+// listed returns the paths of c the hub still has, sorted.
+func (h *Hub) listed(rp *repo, c *commit) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ps []string
+	for _, p := range sortedPaths(c) {
+		if _, ok := rp.has(c, p); ok {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
 func sortedPaths(c *commit) []string {
 	ps := make([]string, 0, len(c.files))
 	for p := range c.files {
@@ -674,7 +743,7 @@ func (h *Hub) serveTree(w http.ResponseWriter, r *http.Request, rp *repo, c *com
 	recursive := strings.EqualFold(r.URL.Query().Get("recursive"), "true")
 	dirs := map[string]bool{}
 	var entries []treeEntry
-	for _, p := range sortedPaths(c) {
+	for _, p := range h.listed(rp, c) {
 		rel := p
 		if dir != "" {
 			var ok bool
@@ -780,7 +849,9 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, tok, id, revE
 	if !ok {
 		return
 	}
-	b, ok := c.files[file]
+	h.mu.Lock()
+	b, ok := rp.serves(c, file)
+	h.mu.Unlock()
 	if !ok {
 		writeJSONError(w, http.StatusNotFound, "EntryNotFound", "Entry not found")
 		return
@@ -816,8 +887,8 @@ func (h *Hub) serveCDN(w http.ResponseWriter, r *http.Request, rest string) {
 	var found *blob
 	if rp, ok := h.repos[id]; ok {
 		for _, c := range rp.commits {
-			for _, b := range c.files {
-				if b.lfs && b.sha256 == segs[3] {
+			for p, b := range c.files {
+				if b.lfs && b.sha256 == segs[3] && !rp.deleted[p] && !rp.purged[p] {
 					found = b
 				}
 			}

@@ -297,3 +297,53 @@ func TestCmd(t *testing.T) {
 		RequireUniqueNames:  true,
 	})
 }
+
+// A deleted file is gone from every listing and download of the repo,
+// whose commit keeps its sha and its other files.
+func TestHub_DeleteFile(t *testing.T) {
+	h, commit := newHub(t)
+	resp, _ := get(t, "HEAD", h.URL+"/org/tiny/resolve/"+commit+"/q/m.gguf", "")
+	loc := resp.Header.Get("Location")
+	h.DeleteFile("org/tiny", "q/m.gguf")
+	c := hf.NewClient(hf.ClientOptions{Endpoint: h.URL})
+	if got, err := c.ResolveRevision(context.Background(), "org/tiny", "main"); err != nil || got != commit {
+		t.Fatalf("ResolveRevision after DeleteFile = %q, %v; want the same commit %s", got, err, commit)
+	}
+	files, err := c.ListFiles(context.Background(), "org/tiny", commit)
+	if err != nil || len(files) != 1 || files[0].Path != "README.md" {
+		t.Errorf("ListFiles after DeleteFile = %+v, %v; want README.md alone", files, err)
+	}
+	_, body := get(t, "GET", h.URL+"/api/models/org/tiny/revision/"+commit, "")
+	if strings.Contains(string(body), "m.gguf") || !strings.Contains(string(body), "README.md") {
+		t.Errorf("model info after DeleteFile lists: %s", body)
+	}
+	resp, _ = get(t, "HEAD", h.URL+"/org/tiny/resolve/"+commit+"/q/m.gguf", "")
+	if resp.StatusCode != 404 || resp.Header.Get("X-Error-Code") != "EntryNotFound" {
+		t.Errorf("HEAD resolve of the deleted file: %s %q, want 404 EntryNotFound", resp.Status, resp.Header.Get("X-Error-Code"))
+	}
+	if resp, _ = get(t, "GET", loc, ""); resp.StatusCode == 200 {
+		t.Errorf("CDN GET of the deleted file's old link: %s", resp.Status)
+	}
+	if resp, body = get(t, "GET", h.URL+"/org/tiny/resolve/"+commit+"/README.md", ""); resp.StatusCode != 200 || string(body) != string(readme) {
+		t.Errorf("README.md after DeleteFile: %s %q", resp.Status, body)
+	}
+}
+
+// A purged file is still listed at its commit, but the hub no longer
+// serves it.
+func TestHub_PurgeFile(t *testing.T) {
+	h, commit := newHub(t)
+	h.PurgeFile("org/tiny", "q/m.gguf")
+	c := hf.NewClient(hf.ClientOptions{Endpoint: h.URL})
+	files, err := c.ListFiles(context.Background(), "org/tiny", commit)
+	if err != nil || len(files) != 2 {
+		t.Errorf("ListFiles after PurgeFile = %+v, %v; want both files", files, err)
+	}
+	resp, _ := get(t, "HEAD", h.URL+"/org/tiny/resolve/"+commit+"/q/m.gguf", "")
+	if resp.StatusCode != 404 || resp.Header.Get("X-Error-Code") != "EntryNotFound" {
+		t.Errorf("HEAD resolve of the purged file: %s %q, want 404 EntryNotFound", resp.Status, resp.Header.Get("X-Error-Code"))
+	}
+	if resp, _ := get(t, "GET", h.URL+"/cdn/repos/org/tiny/"+sha256hex(model), ""); resp.StatusCode == 200 {
+		t.Errorf("CDN GET of the purged file: %s", resp.Status)
+	}
+}

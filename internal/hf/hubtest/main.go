@@ -30,7 +30,8 @@ import (
 //	      ],
 //	      "branches": ["main"], "tags": ["v1"],
 //	      "gated": true, "token": "hf_granted", "pageSize": 2,
-//	      "pushes": [{"branch": "main", "files": [{"path": "README.md", "text": "# v2\n"}]}]
+//	      "pushes": [{"branch": "main", "files": [{"path": "README.md", "text": "# v2\n"}]}],
+//	      "deleted": ["tiny-Q8_0.gguf"], "purged": ["README.md"]
 //	    }
 //	  },
 //	  "noRange": false, "delay": "0s"
@@ -56,6 +57,12 @@ type RepoConfig struct {
 	// commit on its branch ([Hub.Push]); the earlier commits stay
 	// reachable by sha, as on the hub after a push.
 	Pushes []PushConfig `json:"pushes,omitempty"`
+	// Deleted are files the hub no longer has at any commit, while the
+	// repo and its commits stay as they were ([Hub.DeleteFile]).
+	Deleted []string `json:"deleted,omitempty"`
+	// Purged are files every commit still lists but the hub no longer
+	// serves ([Hub.PurgeFile]).
+	Purged []string `json:"purged,omitempty"`
 }
 
 // PushConfig is one later commit of a [RepoConfig].
@@ -116,6 +123,16 @@ func (cfg Config) apply(h *Hub, dir string) error {
 			}
 			h.Push(id, branch, fs)
 		}
+		for _, p := range rc.Deleted {
+			if err := deleteFile(h, id, p, h.DeleteFile); err != nil {
+				return err
+			}
+		}
+		for _, p := range rc.Purged {
+			if err := deleteFile(h, id, p, h.PurgeFile); err != nil {
+				return err
+			}
+		}
 	}
 	h.NoRange(cfg.NoRange)
 	if cfg.Delay != "" {
@@ -162,6 +179,23 @@ func addRepo(h *Hub, id string, opts RepoOptions) (err error) {
 		}
 	}()
 	h.AddRepo(id, opts)
+	return nil
+}
+
+// deleteFile is del (DeleteFile, PurgeFile) refusing a path no commit of
+// the repo holds, a fixture error.
+func deleteFile(h *Hub, id, file string, del func(id, file string)) error {
+	h.mu.Lock()
+	found := false
+	for _, c := range h.repos[id].commits {
+		_, ok := c.files[file]
+		found = found || ok
+	}
+	h.mu.Unlock()
+	if !found {
+		return fmt.Errorf("repo %s: no commit has %s to delete", id, file)
+	}
+	del(id, file)
 	return nil
 }
 
