@@ -653,7 +653,7 @@ func npmError(runErr error, out []byte, version, platform string) error {
 	case npmNoTargetRE.MatchString(text):
 		return &InstallError{Err: ErrUnknownVersion, Output: t,
 			Msg:    fmt.Sprintf("installing node-llama-cpp: node-llama-cpp has no version %s", version),
-			Advice: "`npm view node-llama-cpp versions` lists the published versions"}
+			Advice: "`npm view node-llama-cpp versions` lists the published versions; a locked version unpublished since comes from an archive that holds its install (`rigor archive push` where a cache holds it, then --archive or RIGOR_ARCHIVE)"}
 	case npm404RE.MatchString(text):
 		pkg := ""
 		if m := npm404PackageRE.FindStringSubmatch(text); m != nil {
@@ -662,7 +662,7 @@ func npmError(runErr error, out []byte, version, platform string) error {
 		if pkg == "" || pkg == Package {
 			return &InstallError{Err: ErrUnknownVersion, Output: t,
 				Msg:    fmt.Sprintf("installing node-llama-cpp: the npm registry has no node-llama-cpp@%s", version),
-				Advice: "check `npm config get registry`; `npm view node-llama-cpp versions` lists the published versions"}
+				Advice: "check `npm config get registry`; `npm view node-llama-cpp versions` lists the published versions; a locked version unpublished since comes from an archive that holds its install (`rigor archive push` where a cache holds it, then --archive or RIGOR_ARCHIVE)"}
 		}
 		return &InstallError{Err: ErrUnknownVersion, Output: t,
 			Msg:    fmt.Sprintf("installing node-llama-cpp: there is no platform package %s@%s (platform %q)", pkg, version, platform),
