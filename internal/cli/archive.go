@@ -848,6 +848,12 @@ func (e *env) archivedGone(ctx context.Context, set *spec.Set, gone []lock.Gone)
 					break
 				}
 			}
+		case lock.DriftModelFile:
+			if g.SHA256 == "" {
+				g.Why += "; the lock holds no sha256 of this small git file, so no archive holds it"
+				break
+			}
+			g.Archived, err = a.HasArtifact(ctx, archive.ModelTag(g.SHA256))
 		case lock.DriftNPM:
 			known := false
 			if p, lerr := e.runner(t.root).LocateEngine(ctx, t.x, t.entry); lerr == nil && p != nil {

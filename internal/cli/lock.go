@@ -59,7 +59,12 @@ force-moved, a branch or a hub revision with new commits, a new npm
 version within a range) and prints one line per moved input:
   bench/a: engine ref b4747: 28165161ffe1 → 2e41d733a5ce (moved upstream; the lock still pins 28165161ffe1)
 The lock keeps pinning the old value, so a rerun runs what it ran
-before; 'rigor lock --update engine ID' (or model) moves the pin.`
+before; 'rigor lock --update engine ID' (or model) moves the pin. It
+also names each input upstream no longer has (a deleted remote or hub
+repository, a commit no branch or tag holds any more, even one pinned
+by its sha, a hub file deleted, an npm version unpublished), and
+whether the archive holds it:
+  bench/a: model file org/m@main: m.gguf: gone upstream, archived in oci://…`
 }
 
 func (c *lockCmd) Run(e *env) error {
@@ -213,10 +218,10 @@ func (c *lockCmd) printResult(e *env, set *spec.Set, res *lock.LockResult, input
 }
 
 // pinnedNote explains an online check that asked nothing: every input is
-// pinned to a commit or is local.
+// a local path, a synthetic model or a server rigor did not start.
 func pinnedNote(asked int) string {
 	if asked == 0 {
-		return " (every input is pinned to a commit or on disk: nothing to ask)"
+		return " (no input has an upstream to ask: local paths and synthetic models)"
 	}
 	return ""
 }

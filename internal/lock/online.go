@@ -16,9 +16,12 @@ import (
 
 // Inputs of a [Drift].
 const (
-	DriftEngine = "engine"     // a git ref of the engine
-	DriftModel  = "model"      // a revision of a hub model
-	DriftNPM    = "engine.npm" // an npm version range
+	DriftEngine = "engine" // a git ref of the engine
+	DriftModel  = "model"  // a revision of a hub model
+	// DriftModelFile is one file of a hub model's locked commit ([Gone]
+	// only: a file cannot move).
+	DriftModelFile = "model.file"
+	DriftNPM       = "engine.npm" // an npm version range
 	// DriftCorpus is a hub corpus's revision (quality.measure.corpus).
 	DriftCorpus = "quality.measure.corpus"
 )
@@ -60,34 +63,54 @@ func (d Drift) String() string {
 
 // Gone is a locked input its upstream no longer has: a git remote that is
 // gone (repository not found) or that a force-push took the locked commit
-// off (no branch or tag it advertises holds it), a hub repository or
-// revision that answers 404, an npm version unpublished. A rerun needs
-// it from a cache or an archive (rigor archive); the caller says whether
-// the archive holds it.
+// off (no branch or tag it advertises holds it), a hub repository,
+// revision or commit that answers 404, one file that the locked commit
+// no longer lists, an npm version unpublished. A rerun needs it from a
+// cache or an archive (rigor archive); the caller says whether the
+// archive holds it.
 type Gone struct {
-	// ID is the experiment; Input is [DriftEngine], [DriftModel] or
-	// [DriftNPM]; Source and Ref are as in [Drift].
+	// ID is the experiment; Input is [DriftEngine], [DriftModel],
+	// [DriftModelFile] or [DriftNPM]; Source and Ref are as in [Drift]
+	// (Ref is the commit itself for an input pinned to a commit).
 	ID     string `json:"id"`
 	Input  string `json:"input"`
 	Source string `json:"source"`
 	Ref    string `json:"ref"`
-	// Locked is what the lock pins (a full commit, an npm version).
+	// Locked is what the lock pins (a full commit, an npm version; for a
+	// model file, the model's commit).
 	Locked string `json:"locked"`
+	// Path and SHA256 are the model file's, for [DriftModelFile].
+	Path   string `json:"path,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
 	// Why says what the upstream answered.
 	Why string `json:"why"`
 	// Archived says whether the archive holds it; Archive is the
 	// archive asked ("" when none is set).
 	Archived bool   `json:"archived"`
 	Archive  string `json:"archive,omitempty"`
+	// pinned says that the request is the commit itself.
+	pinned bool
 }
 
 // String is the input as `rigor lock --check --online` prints it after the
-// experiment id, without what the archive holds.
+// experiment id, without what the archive holds: "engine ref v2:
+// 1c211d55d33b", "engine commit 1c211d55d33b" (pinned to it), "model
+// file org/tiny-GGUF@main: tiny-Q8_0.gguf", "engine npm
+// node-llama-cpp@3.x: 3.22.1".
 func (g Gone) String() string {
-	what := map[string]string{DriftEngine: "engine ref", DriftModel: "model revision", DriftNPM: "engine npm " + g.Source + "@"}[g.Input]
-	if g.Input != DriftNPM {
-		what += " "
+	switch {
+	case g.Input == DriftModelFile:
+		ref := g.Ref
+		if g.pinned {
+			ref = short(g.Locked)
+		}
+		return fmt.Sprintf("model file %s@%s: %s", g.Source, ref, g.Path)
+	case g.Input == DriftNPM:
+		return fmt.Sprintf("engine npm %s@%s: %s", g.Source, g.Ref, g.Locked)
+	case g.pinned:
+		return map[string]string{DriftEngine: "engine commit ", DriftModel: "model commit "}[g.Input] + short(g.Locked)
 	}
+	what := map[string]string{DriftEngine: "engine ref ", DriftModel: "model revision "}[g.Input]
 	return fmt.Sprintf("%s%s: %s", what, g.Ref, short(g.Locked))
 }
 
@@ -105,11 +128,14 @@ func isGoneGit(err error) bool {
 // CheckOnline asks every upstream the locks of set's experiments came
 // from whether each recorded request still resolves to what the lock
 // pins: git remotes (their advertised refs, as git ls-remote lists them),
-// the hub's revision API, the npm registry (through npm). Requests that
-// cannot move — a ref the lock recorded as a commit (full or short sha;
-// a tag named like a sha, llama.cpp's b4747, is a tag), a local path, a
-// hub revision that is a commit — are not asked about. Experiments without a lock entry are
-// skipped ([Check] reports them). It returns the drifts sorted by
+// the hub's revision API and tree listing, the npm registry (through npm).
+// A request that cannot move — a ref the lock recorded as a commit (full
+// or short sha; a tag named like a sha, llama.cpp's b4747, is a tag), a
+// hub revision that is a commit — is asked only whether it is gone: a
+// branch or tag of the remote still holds the commit, the hub still has
+// it. Local paths and synthetic models are not asked about; the files of
+// a hub model are asked about at the locked commit. Experiments without a
+// lock entry are skipped ([Check] reports them). It returns the drifts sorted by
 // experiment and input, the inputs gone upstream ([Gone]; a moved ref whose
 // old commit no branch or tag holds any more is gone, not a drift), and an
 // *[InputError] for each upstream that could not be asked. The resolver
@@ -162,14 +188,14 @@ func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, []G
 		}()
 	}
 	wg.Wait()
-	order := map[string]int{DriftEngine: 0, DriftNPM: 1, DriftModel: 2, DriftCorpus: 3}
+	order := map[string]int{DriftEngine: 0, DriftNPM: 1, DriftModel: 2, DriftModelFile: 3, DriftCorpus: 4}
 	sort.Slice(drifts, func(i, j int) bool {
 		if drifts[i].ID != drifts[j].ID {
 			return drifts[i].ID < drifts[j].ID
 		}
 		return order[drifts[i].Input] < order[drifts[j].Input]
 	})
-	sort.Slice(gone, func(i, j int) bool {
+	sort.SliceStable(gone, func(i, j int) bool {
 		if gone[i].ID != gone[j].ID {
 			return gone[i].ID < gone[j].ID
 		}
@@ -180,90 +206,27 @@ func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, []G
 }
 
 // driftOf asks the upstreams of one locked entry; n is how many inputs it
-// asked about (an input pinned to a commit needs no asking).
-func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) (ds []Drift, gs []Gone, n int, errs []error) {
-	id, eng := x.ID, e.Engine
+// asked about (a local path or a synthetic model needs no asking).
+func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) ([]Drift, []Gone, int, []error) {
+	var o outcome
+	eng := e.Engine
 	switch {
-	case eng.Requested.Git != "" && eng.Commit != "" && eng.Kind != gitsrc.KindCommit:
-		n++
-		ref := eng.Requested.Ref
-		if ref == "" {
-			ref = "HEAD"
-		}
-		// The lockfile's URL has no credentials; the experiment's may.
-		src := eng.Requested.Git
-		if g := x.Spec.Engine.Source.Git; g != "" && gitsrc.StripUserinfo(g) == src {
-			src = g
-		}
-		res, err := r.gitResolve(ctx, src, eng.Requested.Ref)
-		gone := Gone{ID: id, Input: DriftEngine, Source: eng.Requested.Git, Ref: ref, Locked: eng.Commit}
-		var refErr *gitsrc.RefNotFoundError
-		switch {
-		case err != nil && isGoneGit(err):
-			gone.Why = "the remote answered: repository not found"
-			gs = append(gs, gone)
-		case err != nil && errors.As(err, &refErr) || err == nil && res.Commit != eng.Commit:
-			// The ref moved or went: does a branch or tag still hold
-			// the locked commit, or did a force-push take it away?
-			has, herr := gitsrc.RemoteHasCommit(ctx, r.gitURL(src), eng.Commit, r.gitOptions())
-			switch {
-			case herr != nil:
-				errs = append(errs, &InputError{ID: id, Input: InputEngine, Err: herr})
-			case !has && err != nil:
-				gone.Why = fmt.Sprintf("%s is gone and no branch or tag of the remote holds the commit", ref)
-				gs = append(gs, gone)
-			case !has:
-				gone.Why = fmt.Sprintf("%s is now %s and no branch or tag of the remote holds the locked commit: force-pushed away", ref, short(res.Commit))
-				gs = append(gs, gone)
-			case err != nil:
-				errs = append(errs, &InputError{ID: id, Input: InputEngine, Err: err})
-			default:
-				ds = append(ds, Drift{ID: id, Input: DriftEngine, Source: eng.Requested.Git, Ref: ref, Locked: eng.Commit, Upstream: res.Commit})
-			}
-		case err != nil:
-			errs = append(errs, &InputError{ID: id, Input: InputEngine, Err: err})
-		}
+	case eng.Requested.Git != "" && eng.Commit != "" && eng.Kind == gitsrc.KindCommit:
+		o.n++
+		r.gitCommitGone(ctx, x, e, &o)
+	case eng.Requested.Git != "" && eng.Commit != "":
+		o.n++
+		r.gitRefDrift(ctx, x, e, &o)
 	case eng.NPM != nil && eng.Requested.NPM != "":
-		n++
-		v, err := r.npmView(ctx, eng.NPM.Package, eng.Requested.NPM)
-		var ne *NPMError
-		switch {
-		case err != nil && errors.As(err, &ne) && (ne.Code == "E404" || ne.Code == "ETARGET"):
-			gs = append(gs, Gone{ID: id, Input: DriftNPM, Source: eng.NPM.Package, Ref: eng.Requested.NPM, Locked: eng.NPM.Version,
-				Why: fmt.Sprintf("the npm registry has no version of %s matching %s (%s): unpublished", eng.NPM.Package, eng.Requested.NPM, ne.Code)})
-		case err != nil:
-			errs = append(errs, &InputError{ID: id, Input: InputEngine, Err: err})
-		case v.Version != eng.NPM.Version:
-			ds = append(ds, Drift{ID: id, Input: DriftNPM, Source: eng.NPM.Package, Ref: eng.Requested.NPM, Locked: eng.NPM.Version, Upstream: v.Version})
-		case v.Integrity != eng.NPM.Integrity:
-			// A published version cannot change on the npm registry, but
-			// a mirror registry can serve other bytes under its name.
-			ds = append(ds, Drift{ID: id, Input: DriftNPM, Source: eng.NPM.Package, Ref: eng.Requested.NPM, Locked: eng.NPM.Integrity, Upstream: v.Integrity})
-		}
+		o.n++
+		r.npmDrift(ctx, x.ID, e, &o)
 	}
-	m := e.Model
-	if m.Requested.HF != "" && m.Commit != "" && !hex40.MatchString(strings.ToLower(m.Requested.Revision)) {
-		n++
-		rev := m.Requested.Revision
-		if rev == "" {
-			rev = "main"
-		}
-		commit, err := r.hubRevision(ctx, m.Requested.HF, rev)
-		var he *hf.HubError
-		switch {
-		case err != nil && errors.As(err, &he) && (he.Code == hf.CodeRepoNotFound || he.Code == hf.CodeRevisionNotFound):
-			// The hub answers a deleted repository 404, or 401 to a
-			// request without a token, as it hides private ones.
-			gs = append(gs, Gone{ID: id, Input: DriftModel, Source: m.Requested.HF, Ref: rev, Locked: m.Commit,
-				Why: fmt.Sprintf("the hub answered %d %s for %s@%s", he.Status, he.Code, m.Requested.HF, rev)})
-		case err != nil:
-			errs = append(errs, &InputError{ID: id, Input: InputModel, Err: err})
-		case commit != m.Commit:
-			ds = append(ds, Drift{ID: id, Input: DriftModel, Source: m.Requested.HF, Ref: rev, Locked: m.Commit, Upstream: commit})
-		}
+	if m := e.Model; m.Requested.HF != "" && m.Commit != "" {
+		o.n++
+		r.modelDrift(ctx, x.ID, e, &o)
 	}
 	if c := e.Corpus; c != nil && c.HF != "" && c.Commit != "" && !hex40.MatchString(strings.ToLower(c.Revision)) {
-		n++
+		o.n++
 		rev := c.Revision
 		if rev == "" {
 			rev = "main"
@@ -271,12 +234,253 @@ func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) (d
 		commit, err := r.hubRevision(ctx, c.HF, rev)
 		switch {
 		case err != nil:
-			errs = append(errs, &InputError{ID: id, Input: DriftCorpus, Err: err})
+			o.errs = append(o.errs, &InputError{ID: x.ID, Input: DriftCorpus, Err: err})
 		case commit != c.Commit:
-			ds = append(ds, Drift{ID: id, Input: DriftCorpus, Source: "hf://" + c.HF + "/" + c.Path, Ref: rev, Locked: c.Commit, Upstream: commit})
+			o.ds = append(o.ds, Drift{ID: x.ID, Input: DriftCorpus, Source: "hf://" + c.HF + "/" + c.Path, Ref: rev, Locked: c.Commit, Upstream: commit})
 		}
 	}
-	return ds, gs, n, errs
+	return o.ds, o.gs, o.n, o.errs
+}
+
+// outcome gathers what the upstreams of one entry answered.
+type outcome struct {
+	ds   []Drift
+	gs   []Gone
+	n    int
+	errs []error
+}
+
+// gitSource is the engine's git URL as the experiment wrote it: the
+// lockfile's URL has no credentials; the experiment's may.
+func gitSource(x *spec.Experiment, eng EngineLock) string {
+	src := eng.Requested.Git
+	if g := x.Spec.Engine.Source.Git; g != "" && gitsrc.StripUserinfo(g) == src {
+		src = g
+	}
+	return src
+}
+
+// gitCommitGone asks the remote of an engine pinned to a commit whether a
+// branch or tag still holds it: the commit cannot move, but the remote
+// can be deleted, or force-pushed so that nothing holds it any more.
+func (r *Resolver) gitCommitGone(ctx context.Context, x *spec.Experiment, e *Entry, o *outcome) {
+	eng := e.Engine
+	src := gitSource(x, eng)
+	has, err := r.remoteHasCommit(ctx, src, eng.Commit)
+	gone := Gone{ID: x.ID, Input: DriftEngine, Source: eng.Requested.Git, Ref: eng.Requested.Ref, Locked: eng.Commit, pinned: true}
+	switch {
+	case err != nil && isGoneGit(err):
+		gone.Why = "the remote answered: repository not found"
+		o.gs = append(o.gs, gone)
+	case err != nil:
+		o.errs = append(o.errs, &InputError{ID: x.ID, Input: InputEngine, Err: err})
+	case !has:
+		gone.Why = "no branch or tag of the remote holds the commit: force-pushed away or deleted"
+		o.gs = append(o.gs, gone)
+	}
+}
+
+// gitRefDrift asks the remote where an engine's branch or tag points now.
+func (r *Resolver) gitRefDrift(ctx context.Context, x *spec.Experiment, e *Entry, o *outcome) {
+	id, eng := x.ID, e.Engine
+	ref := eng.Requested.Ref
+	if ref == "" {
+		ref = "HEAD"
+	}
+	src := gitSource(x, eng)
+	res, err := r.gitResolve(ctx, src, eng.Requested.Ref)
+	gone := Gone{ID: id, Input: DriftEngine, Source: eng.Requested.Git, Ref: ref, Locked: eng.Commit}
+	var refErr *gitsrc.RefNotFoundError
+	switch {
+	case err != nil && isGoneGit(err):
+		gone.Why = "the remote answered: repository not found"
+		o.gs = append(o.gs, gone)
+	case err != nil && errors.As(err, &refErr) || err == nil && res.Commit != eng.Commit:
+		// The ref moved or went: does a branch or tag still hold
+		// the locked commit, or did a force-push take it away?
+		has, herr := r.remoteHasCommit(ctx, src, eng.Commit)
+		switch {
+		case herr != nil:
+			o.errs = append(o.errs, &InputError{ID: id, Input: InputEngine, Err: herr})
+		case !has && err != nil:
+			gone.Why = fmt.Sprintf("%s is gone and no branch or tag of the remote holds the commit", ref)
+			o.gs = append(o.gs, gone)
+		case !has:
+			gone.Why = fmt.Sprintf("%s is now %s and no branch or tag of the remote holds the locked commit: force-pushed away", ref, short(res.Commit))
+			o.gs = append(o.gs, gone)
+		case err != nil:
+			o.errs = append(o.errs, &InputError{ID: id, Input: InputEngine, Err: err})
+		default:
+			o.ds = append(o.ds, Drift{ID: id, Input: DriftEngine, Source: eng.Requested.Git, Ref: ref, Locked: eng.Commit, Upstream: res.Commit})
+		}
+	case err != nil:
+		o.errs = append(o.errs, &InputError{ID: id, Input: InputEngine, Err: err})
+	}
+}
+
+// remoteHasCommit asks a git remote, once per remote and commit, whether
+// a branch or tag holds the commit.
+func (r *Resolver) remoteHasCommit(ctx context.Context, src, commit string) (bool, error) {
+	v, err := r.once("githas\x00"+src+"\x00"+commit, func() (any, error) {
+		return gitsrc.RemoteHasCommit(ctx, r.gitURL(src), commit, r.gitOptions())
+	})
+	if err != nil {
+		return false, err
+	}
+	return v.(bool), nil
+}
+
+// npmDrift asks the npm registry for the newest version in the requested
+// range and, when it is not the locked one, whether the locked one is
+// still published: a range whose locked version was unpublished is gone,
+// not moved, whatever else the range now holds.
+func (r *Resolver) npmDrift(ctx context.Context, id string, e *Entry, o *outcome) {
+	eng := e.Engine
+	pkg, want := eng.NPM.Package, eng.Requested.NPM
+	gone := Gone{ID: id, Input: DriftNPM, Source: pkg, Ref: want, Locked: eng.NPM.Version}
+	v, err := r.npmView(ctx, pkg, want)
+	if err == nil && v.Version != eng.NPM.Version {
+		// Is the locked version itself still there?
+		if _, lerr := r.npmView(ctx, pkg, eng.NPM.Version); isNPMMissing(lerr) {
+			gone.Why = fmt.Sprintf("the npm registry no longer has %s@%s (%s; %s now resolves to %s): unpublished", pkg, eng.NPM.Version, npmCode(lerr), want, v.Version)
+			o.gs = append(o.gs, gone)
+			return
+		} else if lerr != nil {
+			o.errs = append(o.errs, &InputError{ID: id, Input: InputEngine, Err: lerr})
+			return
+		}
+	}
+	switch {
+	case isNPMMissing(err):
+		gone.Why = fmt.Sprintf("the npm registry has no version of %s matching %s (%s): unpublished", pkg, want, npmCode(err))
+		o.gs = append(o.gs, gone)
+	case err != nil:
+		o.errs = append(o.errs, &InputError{ID: id, Input: InputEngine, Err: err})
+	case v.Version != eng.NPM.Version:
+		o.ds = append(o.ds, Drift{ID: id, Input: DriftNPM, Source: pkg, Ref: want, Locked: eng.NPM.Version, Upstream: v.Version})
+	case v.Integrity != eng.NPM.Integrity:
+		// A published version cannot change on the npm registry, but
+		// a mirror registry can serve other bytes under its name.
+		o.ds = append(o.ds, Drift{ID: id, Input: DriftNPM, Source: pkg, Ref: want, Locked: eng.NPM.Integrity, Upstream: v.Integrity})
+	}
+}
+
+// isNPMMissing says whether npm answered that the package or version is
+// not in the registry (E404, ETARGET).
+func isNPMMissing(err error) bool {
+	var ne *NPMError
+	return err != nil && errors.As(err, &ne) && (ne.Code == "E404" || ne.Code == "ETARGET")
+}
+
+func npmCode(err error) string {
+	var ne *NPMError
+	if errors.As(err, &ne) {
+		return ne.Code
+	}
+	return ""
+}
+
+// modelDrift asks the hub where a model's revision points now (a revision
+// pinned as a commit cannot move and is not asked), then lists the files
+// of the locked commit and sends a HEAD for each locked one: a repository
+// or commit the hub no longer has is gone (a history rewritten on the hub
+// is gone, not moved), and so is each locked file the commit no longer
+// lists or that the hub answers 404 EntryNotFound.
+func (r *Resolver) modelDrift(ctx context.Context, id string, e *Entry, o *outcome) {
+	m := e.Model
+	rev := m.Requested.Revision
+	if rev == "" {
+		rev = "main"
+	}
+	pinned := hex40.MatchString(strings.ToLower(rev))
+	gone := Gone{ID: id, Input: DriftModel, Source: m.Requested.HF, Ref: rev, Locked: m.Commit, pinned: pinned}
+	upstream := m.Commit
+	if !pinned {
+		commit, err := r.hubRevision(ctx, m.Requested.HF, rev)
+		if he := hubGone(err); he != nil {
+			// The hub answers a deleted repository 404, or 401 to a
+			// request without a token, as it hides private ones.
+			gone.Why = fmt.Sprintf("the hub answered %d %s for %s@%s", he.Status, he.Code, m.Requested.HF, rev)
+			o.gs = append(o.gs, gone)
+			return
+		} else if err != nil {
+			o.errs = append(o.errs, &InputError{ID: id, Input: InputModel, Err: err})
+			return
+		}
+		upstream = commit
+	}
+	files, err := r.hubFiles(ctx, m.Requested.HF, m.Commit)
+	if he := hubGone(err); he != nil {
+		gone.Why = fmt.Sprintf("the hub answered %d %s for %s@%s", he.Status, he.Code, m.Requested.HF, short(m.Commit))
+		if upstream != m.Commit {
+			gone.Why += fmt.Sprintf(", and %s is now %s: history rewritten", rev, short(upstream))
+		}
+		o.gs = append(o.gs, gone)
+		return
+	} else if err != nil {
+		o.errs = append(o.errs, &InputError{ID: id, Input: InputModel, Err: err})
+		return
+	}
+	if upstream != m.Commit {
+		o.ds = append(o.ds, Drift{ID: id, Input: DriftModel, Source: m.Requested.HF, Ref: rev, Locked: m.Commit, Upstream: upstream})
+	}
+	listed := map[string]bool{}
+	for _, f := range files {
+		listed[f.Path] = true
+	}
+	for _, f := range m.Files {
+		g := Gone{ID: id, Input: DriftModelFile, Source: m.Requested.HF, Ref: rev, Locked: m.Commit, Path: f.Path, SHA256: f.SHA256, pinned: pinned}
+		if !listed[f.Path] {
+			g.Why = fmt.Sprintf("the hub no longer lists it at %s", short(m.Commit))
+			o.gs = append(o.gs, g)
+			continue
+		}
+		// Listed, since a commit's tree cannot change; but are its bytes
+		// still served (an LFS object deleted from the repo's storage)?
+		err := r.hubStat(ctx, m.Requested.HF, m.Commit, f.Path)
+		var he *hf.HubError
+		switch {
+		case err != nil && errors.As(err, &he) && he.Code == hf.CodeEntryNotFound:
+			g.Why = fmt.Sprintf("the hub answered %d %s for it at %s", he.Status, he.Code, short(m.Commit))
+			o.gs = append(o.gs, g)
+		case err != nil:
+			o.errs = append(o.errs, &InputError{ID: id, Input: InputModel, Err: err})
+		}
+	}
+}
+
+// hubStat asks the hub, once per file, whether it still serves a file at a
+// commit.
+func (r *Resolver) hubStat(ctx context.Context, repo, commit, file string) error {
+	_, err := r.once("hfstat\x00"+repo+"\x00"+commit+"\x00"+file, func() (any, error) {
+		return nil, r.hf.Stat(ctx, repo, commit, file)
+	})
+	return err
+}
+
+// hubGone returns the hub's answer when err says that a repository or
+// revision does not exist (RepoNotFound, RevisionNotFound), else nil.
+func hubGone(err error) *hf.HubError {
+	var he *hf.HubError
+	if err != nil && errors.As(err, &he) && (he.Code == hf.CodeRepoNotFound || he.Code == hf.CodeRevisionNotFound) {
+		return he
+	}
+	return nil
+}
+
+// hubFiles lists a hub repository's files at a commit, once per repo and
+// commit.
+func (r *Resolver) hubFiles(ctx context.Context, repo, commit string) ([]hf.FileInfo, error) {
+	v, err := r.once("hffiles\x00"+repo+"\x00"+commit, func() (any, error) {
+		if err := r.probeHub(ctx); err != nil {
+			return nil, err
+		}
+		return r.hf.ListFiles(ctx, repo, commit)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]hf.FileInfo), nil
 }
 
 // hubRevision resolves a hub revision to its commit, once per repo and
