@@ -363,6 +363,24 @@ func (r *Resolver) npmDrift(ctx context.Context, id string, e *Entry, o *outcome
 		// a mirror registry can serve other bytes under its name.
 		o.ds = append(o.ds, Drift{ID: id, Input: DriftNPM, Source: pkg, Ref: want, Locked: eng.NPM.Integrity, Upstream: v.Integrity})
 	}
+	if len(o.gs) == 0 && eng.NPM.Platform != nil {
+		r.npmPlatformGone(ctx, id, eng.NPM.Platform, o)
+	}
+}
+
+// npmPlatformGone asks whether the prebuilt-binary package the lock pins
+// beside node-llama-cpp (@node-llama-cpp/linux-x64) is still published:
+// npm installs it with node-llama-cpp, so without it the locked install
+// cannot be made again either.
+func (r *Resolver) npmPlatformGone(ctx context.Context, id string, p *NPMLock, o *outcome) {
+	_, err := r.npmView(ctx, p.Package, p.Version)
+	switch {
+	case isNPMMissing(err):
+		o.gs = append(o.gs, Gone{ID: id, Input: DriftNPM, Source: p.Package, Ref: p.Version, Locked: p.Version,
+			Why: fmt.Sprintf("the npm registry no longer has %s@%s (%s), which node-llama-cpp installs: unpublished", p.Package, p.Version, npmCode(err))})
+	case err != nil:
+		o.errs = append(o.errs, &InputError{ID: id, Input: InputEngine, Err: err})
+	}
 }
 
 // isNPMMissing says whether npm answered that the package or version is
