@@ -41,7 +41,10 @@ Each input is an artifact under a tag derived from what the lock pins,
 its layers content-addressed by the sha256 the lock or the build recorded:
 model-<sha256> (a GGUF with Docker Model Runner's media types),
 build-<build id> (a build cache entry), install-<key> (an npm engine
-install). What the registry holds is not sent again.
+install), source-<commit> (the engine's git source), and pin-<sha256> (what
+a request, a git ref, a hub revision or an npm range, resolved to: 'rigor
+lock' takes it when upstream is gone). What the registry holds is not sent
+again.
 
 Once pushed, 'rigor build' and 'rigor run' with the same --archive take a
 build or install from the archive before building or installing (the build
@@ -346,12 +349,16 @@ func (c *archivePushCmd) Run(e *env) error {
 		if err != nil {
 			return explain(err, t.x.ID)
 		}
+		var installs []string
 		if it := e.engineItem(t, p); it != nil {
 			// A build made from an install (node-llama-cpp's localBuild)
 			// needs the install too: it is archived first.
 			for _, it := range []*archiveItem{installItem(t, p), it} {
 				if it == nil {
 					continue
+				}
+				if it.Kind == archive.KindInstall {
+					installs = append(installs, it.Tag)
 				}
 				bar := newByteProgress(e.stderr, fmt.Sprintf("%s %s", it.Kind, it.What))
 				ok, n, err := a.PushDir(ctx, it.Kind, it.key, it.path, markerOf(it.Kind, it.path), e.cfg().Cache, bar.update)
@@ -389,6 +396,9 @@ func (c *archivePushCmd) Run(e *env) error {
 			}
 			e.pushed(it, ok, it.Size, &sent, &had, &bytes)
 		}
+		if err := e.pushPins(ctx, a, t, installs, &sent, &had); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(e.stderr, "rigor: archived in %s: %d %s sent (%s), %d already there (%s)\n", a.Addr, sent, plural(sent, "artifact", "artifacts"),
 		humanBytes(bytes), had, time.Since(start).Round(100*time.Millisecond))
@@ -422,6 +432,33 @@ func (e *env) pushSource(ctx context.Context, a *archive.Archive, t *archiveTarg
 		return archiveError(err)
 	}
 	e.pushed(it, ok, n, sent, had, bytes)
+	return nil
+}
+
+// pushPins archives the pins of the requests of t's lock (a git ref, a hub
+// revision, an npm range), each once the archive holds its content (an
+// npm range's with the installs of installs), so that 'rigor lock' can
+// take them when upstream is gone.
+func (e *env) pushPins(ctx context.Context, a *archive.Archive, t *archiveTarget, installs []string, sent, had *int) error {
+	for _, p := range archive.PinsOf(t.entry) {
+		what := p.Request + " → " + shortValue(p.Commit)
+		if p.NPM != nil {
+			if len(installs) == 0 {
+				fmt.Fprintf(e.stderr, "rigor: %s: the pin of %s is not archived: the engine's install is not (not installed on this machine)\n", t.x.ID, p.Request)
+				continue
+			}
+			what, p.Artifacts = p.Request+" → "+p.NPM.Version, installs
+		}
+		ok, missing, err := a.PushPin(ctx, p)
+		if err != nil {
+			return archiveError(err)
+		}
+		if len(missing) > 0 {
+			fmt.Fprintf(e.stderr, "rigor: %s: the pin of %s is not archived: the archive lacks %s\n", t.x.ID, p.Request, strings.Join(missing, ", "))
+			continue
+		}
+		e.pushed(&archiveItem{Tag: archive.PinTag(p.Request), What: what}, ok, 0, sent, had, new(int64))
+	}
 	return nil
 }
 
@@ -638,6 +675,9 @@ func (c *archiveCheckCmd) Run(e *env) error {
 			items = append(items, src)
 		}
 		items = append(items, e.modelItems(t)...)
+		for _, p := range archive.PinsOf(t.entry) {
+			items = append(items, &archiveItem{ID: t.x.ID, Kind: archive.KindPin, What: p.Request, Tag: archive.PinTag(p.Request)})
+		}
 	}
 	var missing, kept int
 	for _, it := range items {
@@ -771,7 +811,8 @@ Examples:
 
 func (archiveCheckCmd) Help() string {
 	return `Lists each input of the experiments' locks with whether the archive holds
-it, and exits 1 when something is missing. The engine's key is known when
+it (and the pin of each request, which 'rigor lock' takes when upstream is
+gone), and exits 1 when something is missing. The engine's key is known when
 its build or install is in this machine's cache, or (for builds) computed
 from the lock and the toolchain.
 

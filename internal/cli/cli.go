@@ -27,7 +27,7 @@ type globals struct {
 	// (cli/config.go reads the rest and passes it down as values).
 	CacheDir string `name:"cache" placeholder:"DIR" help:"rigor's cache: builds, git mirrors, engine installs, synthetic models, file hashes (default: $XDG_CACHE_HOME/rigor, else ~/.cache/rigor)." env:"RIGOR_CACHE"`
 	RigFile  string `name:"rig-file" placeholder:"FILE" help:"A JSON description of the machine that replaces detection (for tests and for describing another machine)." env:"RIGOR_RIG_FILE"`
-	Archive  string `name:"archive" placeholder:"URL" help:"The OCI archive of locked inputs, oci://host[:port]/repository: 'rigor archive' pushes to it, build and run take builds and installs from it before building (credentials: docker login)." env:"RIGOR_ARCHIVE"`
+	Archive  string `name:"archive" placeholder:"URL" help:"The OCI archive of locked inputs, oci://host[:port]/repository: 'rigor archive' pushes to it, build and run take builds and installs from it before building, lock takes pins from it when upstream is gone (credentials: docker login)." env:"RIGOR_ARCHIVE"`
 }
 
 type cli struct {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rigorbench/rigor/internal/archive"
 	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/hf"
 	"github.com/rigorbench/rigor/internal/lock"
@@ -64,7 +65,16 @@ also names each input upstream no longer has (a deleted remote or hub
 repository, a commit no branch or tag holds any more, even one pinned
 by its sha, a hub file deleted, an npm version unpublished), and
 whether the archive holds it:
-  bench/a: model file org/m@main: m.gguf: gone upstream, archived in oci://…`
+  bench/a: model file org/m@main: m.gguf: gone upstream, archived in oci://…
+
+With an archive set (--archive, RIGOR_ARCHIVE or the module's rigor.cue),
+an input whose upstream is gone or cannot be reached (a git remote or ref
+not found, a hub repository or revision not found, an npm version
+unpublished; offline, a cache that misses) is locked from the pin 'rigor
+archive push' archived for its request, and said on stderr with what
+upstream answered. An upstream that answers is never replaced; an input
+neither upstream nor archived is an error. Offline, only an archive on
+this machine's loopback is used.`
 }
 
 func (c *lockCmd) Run(e *env) error {
@@ -104,6 +114,9 @@ func (c *lockCmd) Run(e *env) error {
 	opts.Update = update
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if opts.Archive, err = e.lockArchive(c.Offline); err != nil {
+		return err
+	}
 	if p := newProgress(e.stderr); p != nil {
 		opts.Progress = p.update
 		defer p.done()
@@ -164,12 +177,16 @@ func (c *lockCmd) checkFlags() error {
 func (c *lockCmd) printResult(e *env, set *spec.Set, res *lock.LockResult, inputs []string, token string) error {
 	if c.JSON {
 		out := struct {
-			Changes []lock.Change `json:"changes"`
-			Written []string      `json:"written"`
-			Moved   []lock.Drift  `json:"moved"`
-		}{res.Changes, res.Written, res.Moved}
+			Changes     []lock.Change      `json:"changes"`
+			Written     []string           `json:"written"`
+			Moved       []lock.Drift       `json:"moved"`
+			FromArchive []lock.FromArchive `json:"fromArchive"`
+		}{res.Changes, res.Written, res.Moved, res.FromArchive}
 		if out.Moved == nil {
 			out.Moved = []lock.Drift{}
+		}
+		if out.FromArchive == nil {
+			out.FromArchive = []lock.FromArchive{}
 		}
 		if out.Changes == nil {
 			out.Changes = []lock.Change{}
@@ -184,6 +201,10 @@ func (c *lockCmd) printResult(e *env, set *spec.Set, res *lock.LockResult, input
 		for _, ch := range res.Changes {
 			fmt.Fprintf(e.stdout, "%s: %s: %s → %s\n", ch.ID, ch.Input, shortValue(ch.Old), shortValue(ch.New))
 		}
+	}
+	for _, f := range res.FromArchive {
+		fmt.Fprintf(e.stderr, "rigor: %s: %s %s → %s from the archive %s: upstream could not be asked (%s)\n",
+			f.ID, f.Input, f.Request, shortValue(f.Pinned), f.Archive, redacted{errors.New(f.Why), token}.Error())
 	}
 	for _, d := range res.Moved {
 		fmt.Fprintf(e.stderr, "rigor: warning: %s: %s\n", d.ID, d)
@@ -208,6 +229,11 @@ func (c *lockCmd) printResult(e *env, set *spec.Set, res *lock.LockResult, input
 			what := "every input"
 			if len(inputs) > 0 && !slices.Contains(inputs, lock.InputAll) {
 				what = strings.Join(inputs, ", ")
+			}
+			if k := len(res.FromArchive); k > 0 {
+				fmt.Fprintf(e.stderr, "rigor: re-resolved %s of %d %s: %d from the archive, whose pins are the lock's: the lock is unchanged (whether upstream moved is not known)\n",
+					what, n, plural(n, "experiment", "experiments"), k)
+				return nil
 			}
 			fmt.Fprintf(e.stderr, "rigor: re-resolved %s of %d %s upstream: nothing moved, the lock is unchanged\n", what, n, plural(n, "experiment", "experiments"))
 		} else {
@@ -293,6 +319,28 @@ func (c *lockCmd) options(e *env, root string) (lock.Options, error) {
 		Offline:    c.Offline,
 		GitTimeout: gitTimeout,
 	}, nil
+}
+
+// lockArchive is the archive a lock takes pins from when upstream is gone,
+// nil when none is set. Offline, only an archive on this machine's
+// loopback is used, as run and build do.
+func (e *env) lockArchive(offline bool) (lock.Archive, error) {
+	a, err := e.openArchive(false)
+	if err != nil || a == nil {
+		return nil, err
+	}
+	if offline && !a.Addr.Loopback() {
+		fmt.Fprintf(e.stderr, "rigor: offline: the archive %s is not on this machine's loopback, so it is not used\n", a.Addr)
+		return nil, nil
+	}
+	if err := os.MkdirAll(e.cfg().Cache, 0o755); err != nil {
+		return nil, err
+	}
+	return &archive.Substituter{A: a, TmpDir: e.cfg().Cache,
+		Warn: func(m string) { fmt.Fprintf(e.stderr, "rigor: warning: %s\n", m) },
+		Fetching: func(kind, key string) {
+			fmt.Fprintf(e.stderr, "rigor: fetching %s %.12s from the archive %s\n", kind, key, a.Addr)
+		}}, nil
 }
 
 // redacted hides a token in an error's text, as a last line of defence:

@@ -131,6 +131,10 @@ type LockResult struct {
 	// pins another commit (a kept pin: 'rigor lock --update engine'
 	// moves it).
 	Moved []Drift
+	// FromArchive lists the inputs whose upstream was gone or could not be
+	// reached (or, offline, were not cached), locked from the archive's
+	// pin of their request (see [Options.Archive]).
+	FromArchive []FromArchive
 }
 
 // Lock resolves the experiments of set (those a pattern selected) and
@@ -178,6 +182,11 @@ func (r *Resolver) Lock(ctx context.Context, set *spec.Set, rigorVersion string)
 		}
 	}
 	res.Moved = r.driftsOf(entries)
+	ids := map[string]bool{}
+	for _, x := range set.Experiments {
+		ids[x.ID] = true
+	}
+	res.FromArchive = r.fromArchiveOf(ids)
 	for _, pkg := range pkgs {
 		old := olds[pkg]
 		nf := &File{Version: Version, Rigor: rigorVersion, Experiments: map[string]*Entry{}}

@@ -48,6 +48,9 @@ func (r *Resolver) model(ctx context.Context, x *spec.Experiment, old *ModelLock
 			ml.Commit, ml.Files = old.Commit, old.Files
 		} else {
 			res, err := r.hubResolve(ctx, m, m.Path == "")
+			if err != nil && m.Path == "" {
+				res, err = r.hubFromArchive(ctx, x.ID, m, err)
+			}
 			if err != nil {
 				return fail(err)
 			}
@@ -126,6 +129,20 @@ func (r *Resolver) hubResolve(ctx context.Context, m spec.Model, withFiles bool)
 		return nil, err
 	}
 	return v.(*hubResult), nil
+}
+
+// hubFromArchive takes the pin of a hub model of experiment id from the
+// archive after the hub failed with upErr.
+func (r *Resolver) hubFromArchive(ctx context.Context, id string, m spec.Model, upErr error) (*hubResult, error) {
+	what := m.HF + "@" + m.Rev()
+	if len(m.Files) > 0 {
+		what += " " + strings.Join(m.Files, ",")
+	}
+	p, err := r.fromArchive(ctx, id, InputModel, what, HubKey(m.HF, m.Rev(), m.Files), upErr)
+	if err != nil {
+		return nil, err
+	}
+	return &hubResult{commit: p.Commit, files: p.Files}, nil
 }
 
 // hubFile locks one hub file from the hub itself, never from what the

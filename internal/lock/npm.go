@@ -89,16 +89,22 @@ func (r *Resolver) npmResolve(ctx context.Context, s spec.Engine) (*NPMLock, err
 	if err != nil {
 		return nil, err
 	}
-	plat := r.opts.Platform
-	if b := s.Build.Backend; b == "cuda" || b == "vulkan" {
-		plat += "-" + b
-	}
-	p, err := r.npmView(ctx, "@node-llama-cpp/"+plat, main.Version)
+	p, err := r.npmView(ctx, r.npmPlatform(s), main.Version)
 	if err != nil {
 		return nil, err
 	}
 	main.Platform = p
 	return main, nil
+}
+
+// npmPlatform is the node-llama-cpp platform package of s on this
+// platform, e.g. @node-llama-cpp/linux-x64-cuda.
+func (r *Resolver) npmPlatform(s spec.Engine) string {
+	plat := r.opts.Platform
+	if b := s.Build.Backend; b == "cuda" || b == "vulkan" {
+		plat += "-" + b
+	}
+	return "@node-llama-cpp/" + plat
 }
 
 // npmView runs `npm view pkg@ver version dist.integrity --json` once per

@@ -116,6 +116,10 @@ type Options struct {
 	Update Update
 	// Progress, when set, receives hashing progress (see [Hasher]).
 	Progress func(done, total int64)
+	// Archive, when set, stands in for an upstream that is gone or cannot
+	// be reached (or, offline, for a cache that misses): the pin it holds
+	// of the request is locked instead, and said ([LockResult.FromArchive]).
+	Archive Archive
 }
 
 // Resolver resolves experiments' inputs. Identical requests of several
@@ -128,8 +132,9 @@ type Resolver struct {
 	hfCache string
 	hasher  *Hasher
 
-	mu   sync.Mutex
-	memo map[string]*call
+	mu       sync.Mutex
+	memo     map[string]*call
+	archived []FromArchive // inputs the archive stood in for
 
 	moved moved
 }
@@ -283,7 +288,7 @@ func (r *Resolver) engine(ctx context.Context, x *spec.Experiment, old *EngineLo
 		if keep && old.Commit != "" {
 			el.Commit, el.Kind = old.Commit, old.Kind
 		} else {
-			res, err := r.gitResolve(ctx, src.Git, src.Ref)
+			res, err := r.gitPin(ctx, x.ID, src.Git, src.Ref)
 			if err != nil {
 				return fail(InputEngine, err)
 			}
@@ -307,7 +312,11 @@ func (r *Resolver) engine(ctx context.Context, x *spec.Experiment, old *EngineLo
 		}
 		n, err := r.npmResolve(ctx, s)
 		if err != nil {
-			return fail(InputEngine, err)
+			p, aerr := r.fromArchive(ctx, x.ID, InputEngine, NodeLlamaPackage+"@"+s.Source.NPM, NPMKey(NodeLlamaPackage, s.Source.NPM, r.npmPlatform(s)), err)
+			if aerr != nil {
+				return fail(InputEngine, aerr)
+			}
+			n = p.NPM
 		}
 		el.NPM, el.Version = n, n.Version
 	case "path":
@@ -360,6 +369,24 @@ func (r *Resolver) gitURL(u string) string {
 
 func (r *Resolver) gitOptions() gitsrc.Options {
 	return gitsrc.Options{Cache: r.opts.Cache, Offline: r.opts.Offline, Timeout: r.opts.GitTimeout, Moved: r.moved.add}
+}
+
+// gitPin resolves a git ref of the engine of experiment id upstream, or
+// from the archive when upstream is gone.
+func (r *Resolver) gitPin(ctx context.Context, id, src, ref string) (gitsrc.Resolution, error) {
+	res, err := r.gitResolve(ctx, src, ref)
+	if err == nil {
+		return res, nil
+	}
+	what := gitsrc.StripUserinfo(src) + "@" + ref
+	if ref == "" {
+		what = gitsrc.StripUserinfo(src)
+	}
+	p, err := r.fromArchive(ctx, id, InputEngine, what, GitKey(src, ref), err)
+	if err != nil {
+		return gitsrc.Resolution{}, err
+	}
+	return gitsrc.Resolution{Commit: p.Commit, Kind: p.Kind, Ref: ref}, nil
 }
 
 func (r *Resolver) gitResolve(ctx context.Context, src, ref string) (gitsrc.Resolution, error) {
@@ -423,9 +450,16 @@ func (r *Resolver) checkPatches(ctx context.Context, src, commit string, patches
 	}
 	_, err := r.once(key, func() (any, error) {
 		u := r.gitURL(src)
-		// Resolving the full commit makes sure the mirror holds it.
+		// Resolving the full commit makes sure the mirror holds it; when
+		// the remote is gone, the archive's source may bring it.
 		if _, err := gitsrc.Resolve(ctx, u, commit, r.gitOptions()); err != nil {
-			return nil, err
+			ok, aerr := r.restoreSource(ctx, u, commit, err)
+			if aerr != nil {
+				return nil, aerr
+			}
+			if !ok {
+				return nil, err
+			}
 		}
 		mirror := gitsrc.MirrorPath(r.opts.Cache, u)
 		_, err := gitsrc.CheckPatches(ctx, mirror, commit, abs)
