@@ -231,7 +231,7 @@ func (c *lockCmd) printResult(e *env, set *spec.Set, res *lock.LockResult, input
 				what = strings.Join(inputs, ", ")
 			}
 			if k := len(res.FromArchive); k > 0 {
-				fmt.Fprintf(e.stderr, "rigor: re-resolved %s of %d %s: %d from the archive, whose pins are the lock's: the lock is unchanged (whether upstream moved is not known)\n",
+				fmt.Fprintf(e.stderr, "rigor: re-resolved %s of %d %s: %d from the archive, whose pins are the lock's (whether upstream moved is not known)\n",
 					what, n, plural(n, "experiment", "experiments"), k)
 				return nil
 			}
