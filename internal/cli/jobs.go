@@ -34,11 +34,19 @@ A job that ended before recording a run (cancelled, timed out, killed, its
 node lost) is recorded here, from Slurm's account and the job's output tail,
 as a run that did not succeed: no job goes missing from the results.
 
+A job whose record is published ok removes its output file from its node
+(/tmp/rigor-<batch>-<job>.out; 'rigor run --slurm --keep-output' keeps it);
+the output of a job that did not succeed is kept there for 7 days, and
+'rigor jobs' names it. 'rigor jobs --prune' removes the refs a batch keeps
+on the remote (refs/rigor/submit/<batch>, refs/rigor/batches/<batch>) once
+nothing needs them; 'rigor results sync' does it too.
+
 Interrupting rigor never cancels jobs; 'rigor jobs cancel' does.
 
 Examples:
   rigor jobs
   rigor jobs --wait
+  rigor jobs --prune
   rigor jobs 20261201T152000Z-3f9a --json  # needs Slurm: a batch 'rigor run ID --slurm' submitted
   rigor jobs cancel 20261201T152000Z-3f9a  # needs Slurm: a batch 'rigor run ID --slurm' submitted
   rigor jobs cancel 1234_2  # needs Slurm: a job of such a batch`
@@ -49,15 +57,21 @@ type jobsListCmd struct {
 	Wait    bool     `help:"Wait until every job has ended, then list them; exit 2 when a run did not succeed."`
 	Tail    int      `default:"5" help:"Lines of output shown for a job that ended without recording a run."`
 	JSON    bool     `help:"Print the jobs as JSON."`
+	Prune   bool     `help:"Remove from the remote the refs of the batches whose every job has a record on the results branch: the commit the jobs ran (refs/rigor/submit/<batch>) at once, the batch (refs/rigor/batches/<batch>) once its records are merged here. The results branches stay."`
 }
 
 func (jobsListCmd) Help() string {
 	return `Lists every job of the batches submitted from this module, with its Slurm
 state and reason and the record it produced.
 
+With --prune it lists instead what it removed from the remote and what it
+kept, and why: a batch with a job still to record keeps both its refs, one
+whose records are not merged here (rigor results sync) keeps its batch.
+
 Examples:
   rigor jobs list
   rigor jobs list --wait --tail 20
+  rigor jobs list --prune
   rigor jobs list 20261201T152000Z-3f9a --json  # needs Slurm: a batch 'rigor run ID --slurm' submitted`
 }
 
@@ -69,9 +83,15 @@ func (c *jobsListCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if c.Prune && c.Wait {
+		return withHint(errors.New("--prune and --wait do not go together"), "'rigor jobs --wait' first, then 'rigor jobs --prune'")
+	}
 	batches, err := selectBatches(e, root, c.Batches)
 	if err != nil {
 		return err
+	}
+	if c.Prune {
+		return c.prune(e, root, batches)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -149,6 +169,9 @@ func (c *jobsListCmd) Run(e *env) error {
 					fmt.Fprintf(e.stdout, "  | %s\n", l)
 				}
 			}
+			if r.Output != "" && r.Node != "" {
+				fmt.Fprintf(e.stdout, "  output kept on %s for %s: %s\n", r.Node, slurm.OutputKeptFor, r.Output)
+			}
 		}
 	}
 	if c.Wait {
@@ -163,6 +186,64 @@ func (c *jobsListCmd) Run(e *env) error {
 		}
 	}
 	return nil
+}
+
+// prune removes the refs of the finished batches from the remote and
+// lists what it removed and kept.
+func (c *jobsListCmd) prune(e *env, root string, batches []*slurm.Batch) error {
+	remote := slurmRemote(root)
+	if !hasRemote(root, remote) {
+		return withHint(fmt.Errorf("the module has no git remote %q: the batches' refs are there", remote),
+			"the batches' refs are on slurm.cue's remote, else origin ('git remote -v' lists the module's remotes)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	o := slurm.PruneOptions{Root: root, Remote: remote, Batches: batches}
+	if len(c.Batches) > 0 {
+		for _, b := range batches {
+			o.Only = append(o.Only, b.ID)
+		}
+	}
+	pruned, err := slurm.Prune(ctx, o)
+	if c.JSON {
+		if pruned == nil {
+			pruned = []slurm.Pruned{}
+		}
+		if jerr := e.printJSON(pruned); jerr != nil && err == nil {
+			err = jerr
+		}
+	} else {
+		printPruned(e, pruned, remote)
+	}
+	if err != nil {
+		return withHint(fmt.Errorf("nothing was removed: %w", err), "the refs are kept; 'git ls-remote "+remote+" refs/rigor/*' lists them")
+	}
+	return nil
+}
+
+// printPruned prints what slurm.Prune did: a line per batch, then a count
+// on stderr.
+func printPruned(e *env, pruned []slurm.Pruned, remote string) {
+	removed, kept := 0, 0
+	for _, p := range pruned {
+		removed += len(p.Removed)
+		kept += len(p.Kept)
+		if len(p.Removed) > 0 {
+			fmt.Fprintf(e.stdout, "%s  removed %s\n", p.Batch, strings.Join(p.Removed, " "))
+		}
+		if len(p.Kept) > 0 {
+			fmt.Fprintf(e.stdout, "%s  kept %s: %s\n", p.Batch, strings.Join(p.Kept, " "), p.Why)
+		}
+	}
+	fmt.Fprintf(e.stderr, "rigor: removed %d %s of finished batches from %s, kept %d; the results branches stay\n", removed, plural(removed, "ref", "refs"), remote, kept)
+}
+
+// slurmRemote is the remote the batches push to: slurm.cue's, else origin.
+func slurmRemote(root string) string {
+	if cfg, err := slurm.LoadConfig(root); err == nil && cfg.Remote != "" {
+		return cfg.Remote
+	}
+	return "origin"
 }
 
 // stoppedWaiting reports a wait interrupted by Ctrl-C: the jobs are
@@ -186,10 +267,7 @@ func dash(s string) string {
 // every batch of the module without args.
 func selectBatches(e *env, root string, args []string) ([]*slurm.Batch, error) {
 	// Batches submitted from other clones come from the remote.
-	remote := "origin"
-	if cfg, err := slurm.LoadConfig(root); err == nil && cfg.Remote != "" {
-		remote = cfg.Remote
-	}
+	remote := slurmRemote(root)
 	if hasRemote(root, remote) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		_, err := slurm.FetchBatches(ctx, root, remote)
@@ -293,6 +371,11 @@ func (c *jobsTaskCmd) Run(e *env) error {
 		Node: cfg.Getenv("SLURMD_NODENAME"), JobID: cfg.Getenv("SLURM_JOB_ID"), ArrayJobID: cfg.Getenv("SLURM_ARRAY_JOB_ID"), JobGPUs: cfg.Getenv("SLURM_JOB_GPUS"),
 		Partition: cfg.Getenv("SLURM_JOB_PARTITION"),
 		Cache:     cfg.Cache, RigFile: cfg.RigFile, Environ: os.Environ(),
+	}
+	// The job's --output, which the task removes once its record is
+	// published ok.
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode().IsRegular() {
+		task.Output = fi
 	}
 	err = task.Run(context.Background())
 	if errors.Is(err, slurm.ErrRunFailed) {

@@ -32,6 +32,11 @@ those records list. Anything else (an experiment or schema file, a Makefile,
 branch is checked before any is merged, so a refused branch merges nothing.
 Syncing again merges only what is new.
 
+A Slurm batch whose every job has a record on its results branch needs its
+submitted commit (refs/rigor/submit/<batch>) no more: sync removes that ref
+from the remote (the results branch holds the commit). Results branches are
+never removed; 'rigor jobs --prune' removes a finished batch's own ref.
+
 Examples:
   rigor results sync
   rigor results sync --remote shared`
@@ -105,7 +110,29 @@ func (c *resultsSyncCmd) Run(e *env) error {
 		return err
 	}
 	report()
+	pruneSubmitted(ctx, e, root, remote)
 	return nil
+}
+
+// pruneSubmitted removes from the remote the submit refs of the batches
+// whose every job has a record on its results branch (slurm.Prune): no job
+// fetches them again, and the branch holds the commit. What goes wrong is
+// a warning: the records are merged.
+func pruneSubmitted(ctx context.Context, e *env, root, remote string) {
+	batches, errs := slurm.Batches(root)
+	e.warn(errs)
+	pruned, err := slurm.Prune(ctx, slurm.PruneOptions{Root: root, Remote: remote, Batches: batches, SubmitOnly: true})
+	if err != nil {
+		e.warn([]error{fmt.Errorf("the refs of finished Slurm batches are kept on %s: %w", remote, err)})
+	}
+	removed := 0
+	for _, p := range pruned {
+		removed += len(p.Removed)
+	}
+	if removed > 0 {
+		fmt.Fprintf(e.stderr, "rigor: removed %d %s of finished Slurm batches from %s (%s…; their results branches hold the commits)\n", removed, plural(removed, "submit ref", "submit refs"), remote, slurm.SubmitRefPrefix)
+		fmt.Fprintf(e.stderr, "rigor: hint: 'rigor jobs --prune' removes their batches (%s…) too once their records are merged here; other clones' 'rigor jobs' no longer list them then\n", slurm.BatchRefPrefix)
+	}
 }
 
 func allAdded(s []gitrepo.Synced) []string {

@@ -16,18 +16,19 @@ import (
 // slurmFlags are rigor run's options for handing the runs to Slurm
 // (issue 17). They are embedded in runCmd.
 type slurmFlags struct {
-	Slurm     bool     `help:"Submit one Slurm job per point and round instead of running here; the jobs push their records to the module's remote ('rigor jobs', 'rigor results sync')." group:"Slurm"`
-	Partition string   `help:"Slurm partition (default: slurm.cue's partition, else the cluster's default)." group:"Slurm" env:"RIGOR_SLURM_PARTITION"`
-	Account   string   `help:"Slurm account to charge (default: slurm.cue's account)." group:"Slurm" env:"RIGOR_SLURM_ACCOUNT"`
-	Time      string   `help:"Time limit of each job, as sbatch takes it (e.g. 30, 1:30:00; default: slurm.cue's time)." group:"Slurm" env:"RIGOR_SLURM_TIME"`
-	SbatchArg []string `name:"sbatch-arg" sep:"none" placeholder:"OPTION" help:"Pass OPTION to sbatch as it is (repeatable), e.g. --sbatch-arg=--qos=bench." group:"Slurm"`
-	Rounds    int      `default:"1" placeholder:"K" help:"Run every listed experiment or point K times, in rounds: each round runs each once, in an order shuffled per round (with --slurm: one job per point and round, rounds interleaved)."`
-	Remote    string   `help:"The git remote the jobs push their records to (default: slurm.cue's remote, else origin)." group:"Slurm"`
+	Slurm      bool     `help:"Submit one Slurm job per point and round instead of running here; the jobs push their records to the module's remote ('rigor jobs', 'rigor results sync')." group:"Slurm"`
+	Partition  string   `help:"Slurm partition (default: slurm.cue's partition, else the cluster's default)." group:"Slurm" env:"RIGOR_SLURM_PARTITION"`
+	Account    string   `help:"Slurm account to charge (default: slurm.cue's account)." group:"Slurm" env:"RIGOR_SLURM_ACCOUNT"`
+	Time       string   `help:"Time limit of each job, as sbatch takes it (e.g. 30, 1:30:00; default: slurm.cue's time)." group:"Slurm" env:"RIGOR_SLURM_TIME"`
+	SbatchArg  []string `name:"sbatch-arg" sep:"none" placeholder:"OPTION" help:"Pass OPTION to sbatch as it is (repeatable), e.g. --sbatch-arg=--qos=bench." group:"Slurm"`
+	Rounds     int      `default:"1" placeholder:"K" help:"Run every listed experiment or point K times, in rounds: each round runs each once, in an order shuffled per round (with --slurm: one job per point and round, rounds interleaved)."`
+	Remote     string   `help:"The git remote the jobs push their records to (default: slurm.cue's remote, else origin)." group:"Slurm"`
+	KeepOutput bool     `help:"Keep each job's output file on its node (/tmp/rigor-<batch>-<job>.out) when its record is published ok; without it the job removes it (a failed job's output is kept 7 days either way)." group:"Slurm"`
 }
 
 func (c *runCmd) submitSlurm(e *env) error {
 	if c.DryRun || c.IgnoreRequires || c.NoCommit || c.Offline || c.Verify || c.Timeout != 0 {
-		return withHint(errors.New("--slurm takes --partition, --account, --time, --sbatch-arg, --rounds, --order-seed, --remote and --json; the other options of run apply to a run on this machine"),
+		return withHint(errors.New("--slurm takes --partition, --account, --time, --sbatch-arg, --rounds, --order-seed, --remote, --keep-output and --json; the other options of run apply to a run on this machine"),
 			"set the experiment's timeoutSeconds, or pass a time limit with --time")
 	}
 	if c.Rounds < 1 {
@@ -77,7 +78,7 @@ func (c *runCmd) submitSlurm(e *env) error {
 	sub, err := slurm.Submit(ctx, slurm.SubmitOptions{
 		Root: root, Experiment: x.ID, Points: ids, Rounds: c.Rounds, OrderSeed: c.OrderSeed, Config: cfg, Request: *req,
 		Partition: c.Partition, Account: c.Account, Time: c.Time, SbatchArgs: c.SbatchArg,
-		Remote: c.Remote, Author: e.cfg().GitAuthor,
+		Remote: c.Remote, Author: e.cfg().GitAuthor, KeepOutput: c.KeepOutput,
 	})
 	var he *slurm.HintError
 	if errors.As(err, &he) {

@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -548,10 +549,11 @@ func PushFile(ctx context.Context, dir, remote, ref, name string, data []byte, a
 }
 
 // FetchFiles fetches the refs under prefix (a full ref name ending in /)
-// of remote into the same names here and returns, for each ref's last
-// name component, the file name its commit holds.
+// of remote into the same names here, removing the refs under prefix here
+// that remote no longer has, and returns, for each ref's last name
+// component, the file name its commit holds.
 func FetchFiles(ctx context.Context, dir, remote, prefix, name string) (map[string][]byte, error) {
-	if _, err := gitRun(ctx, dir, nil, "fetch", "--quiet", "--no-tags", remote, "+"+prefix+"*:"+prefix+"*"); err != nil {
+	if _, err := gitRun(ctx, dir, nil, "fetch", "--quiet", "--no-tags", "--prune", remote, "+"+prefix+"*:"+prefix+"*"); err != nil {
 		return nil, err
 	}
 	refs, err := gitRun(ctx, dir, nil, "for-each-ref", "--format=%(refname)", prefix)
@@ -569,8 +571,159 @@ func FetchFiles(ctx context.Context, dir, remote, prefix, name string) (map[stri
 	return out, nil
 }
 
-// FetchRef fetches ref of remote into the same name here.
-func FetchRef(ctx context.Context, dir, remote, ref string) error {
-	_, err := gitRun(ctx, dir, nil, "fetch", "--quiet", "--no-tags", remote, "+"+ref+":"+ref)
-	return err
+// FetchRefFiles fetches refs of remote (full names) into the same names
+// here, in one fetch, and returns the file name each one's commit holds,
+// by ref; a commit without it is left out.
+func FetchRefFiles(ctx context.Context, dir, remote string, refs []string, name string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if len(refs) == 0 {
+		return out, nil
+	}
+	args := []string{"fetch", "--quiet", "--no-tags", remote}
+	for _, r := range refs {
+		args = append(args, "+"+r+":"+r)
+	}
+	if _, err := gitRun(ctx, dir, nil, args...); err != nil {
+		return nil, err
+	}
+	for _, r := range refs {
+		if data, err := ReadFile(ctx, dir, r, name); err == nil {
+			out[r] = data
+		}
+	}
+	return out, nil
+}
+
+// FetchRef fetches ref of remote into the same name here; found is false
+// when remote has no such ref.
+func FetchRef(ctx context.Context, dir, remote, ref string) (found bool, err error) {
+	if _, err := gitRun(ctx, dir, nil, "fetch", "--quiet", "--no-tags", remote, "+"+ref+":"+ref); err != nil {
+		if missingRef(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// HasCommit reports whether the repository at dir has commit.
+func HasCommit(ctx context.Context, dir, commit string) bool {
+	_, err := gitRun(ctx, dir, nil, "cat-file", "-e", commit+"^{commit}")
+	return err == nil
+}
+
+// IsAncestor reports whether commit a is an ancestor of commit b (or b).
+func IsAncestor(ctx context.Context, dir, a, b string) (bool, error) {
+	_, err := gitRun(ctx, dir, nil, "merge-base", "--is-ancestor", a, b)
+	var ge *GitError
+	if errors.As(err, &ge) {
+		var ee *exec.ExitError
+		if errors.As(ge.Err, &ee) && ee.ExitCode() == 1 {
+			return false, nil
+		}
+	}
+	return err == nil, err
+}
+
+// InHead returns the paths (relative to the top of the repository) that
+// HEAD of the repository at dir does not hold.
+func InHead(ctx context.Context, dir string, paths []string) (missing []string, err error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	out, err := gitRun(ctx, dir, nil, append([]string{"ls-tree", "--full-tree", "--name-only", "-z", "HEAD", "--"}, paths...)...)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, p := range strings.Split(out, "\x00") {
+		have[p] = true
+	}
+	for _, p := range paths {
+		if !have[p] {
+			missing = append(missing, p)
+		}
+	}
+	return missing, nil
+}
+
+// RemoteRefs lists the refs of remote under the prefixes (full ref names
+// ending in /), each with the commit it points to.
+func RemoteRefs(ctx context.Context, dir, remote string, prefixes ...string) (map[string]string, error) {
+	args := []string{"ls-remote", "--refs", remote}
+	for _, p := range prefixes {
+		args = append(args, p+"*")
+	}
+	out, err := gitRun(ctx, dir, nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	refs := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		oid, ref, ok := strings.Cut(l, "\t")
+		if !ok {
+			continue
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(ref, p) {
+				refs[ref] = oid
+			}
+		}
+	}
+	return refs, nil
+}
+
+// DeleteRemoteRefs deletes refs of remote (full names, each with the
+// commit it was seen at) in one push, each only while it still points
+// there: a ref that moved since is kept, and is an error. A ref already
+// gone is none. The same refs here go too.
+func DeleteRemoteRefs(ctx context.Context, dir, remote string, refs map[string]string) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	args := []string{"push", "--porcelain", "--quiet"}
+	var specs []string
+	for ref, oid := range refs {
+		args = append(args, "--force-with-lease="+ref+":"+oid)
+		specs = append(specs, ":"+ref)
+	}
+	_, pushErr := gitRun(ctx, dir, nil, append(append(args, remote), specs...)...)
+	if pushErr != nil {
+		// Which are left? A ref another clone deleted first is gone all
+		// the same.
+		now, err := RemoteRefs(ctx, dir, remote, "refs/")
+		if err != nil {
+			return fmt.Errorf("deleting refs of %s: %w", redact.String(remote), pushErr)
+		}
+		var left []string
+		for ref := range refs {
+			if _, ok := now[ref]; ok {
+				left = append(left, ref)
+			}
+		}
+		if len(left) > 0 {
+			sort.Strings(left)
+			return fmt.Errorf("deleting %s from %s: %w", strings.Join(left, ", "), redact.String(remote), pushErr)
+		}
+	}
+	return DeleteLocalRefs(ctx, dir, refs)
+}
+
+// DeleteLocalRefs deletes refs (full names; the values are not read) of
+// the repository at dir, those it has.
+func DeleteLocalRefs(ctx context.Context, dir string, refs map[string]string) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	var lines []string
+	for ref := range refs {
+		lines = append(lines, "delete "+ref+"\n")
+	}
+	cmd := exec.CommandContext(ctx, "git", "update-ref", "--stdin")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(strings.Join(lines, ""))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git update-ref: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }

@@ -285,3 +285,65 @@ func TestPushFile_FetchFiles(t *testing.T) {
 		t.Errorf("PushFile touched the working tree or index: %s", status)
 	}
 }
+
+// Refs are deleted from the remote only while they point where they were
+// seen; one already gone is no error; the same refs here go too.
+func TestDeleteRemoteRefs(t *testing.T) {
+	module, bare, _, base := remoteAndClones(t, 0)
+	ctx := context.Background()
+	for _, id := range []string{"b1", "b2", "b3"} {
+		if err := PushFile(ctx, module, bare, "refs/rigor/batches/"+id, "batch.json", []byte(`{"id": "`+id+`"}`), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := PushCommit(ctx, module, bare, base, "refs/rigor/submit/b1"); err != nil {
+		t.Fatal(err)
+	}
+	refs, err := RemoteRefs(ctx, module, bare, "refs/rigor/batches/", "refs/rigor/submit/")
+	if err != nil || len(refs) != 4 || refs["refs/rigor/submit/b1"] != base {
+		t.Fatalf("RemoteRefs = %v, %v; want 4 refs, submit/b1 at %s", refs, err, base)
+	}
+	if _, err := FetchFiles(ctx, module, bare, "refs/rigor/batches/", "batch.json"); err != nil {
+		t.Fatal(err)
+	}
+	// b2 moves after it was seen: it is kept, and said.
+	seen := map[string]string{"refs/rigor/batches/b1": refs["refs/rigor/batches/b1"], "refs/rigor/batches/b2": refs["refs/rigor/batches/b2"]}
+	if err := PushFile(ctx, module, bare, "refs/rigor/batches/b2", "batch.json", []byte(`{"id": "b2", "again": true}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	err = DeleteRemoteRefs(ctx, module, bare, seen)
+	if err == nil || !strings.Contains(err.Error(), "refs/rigor/batches/b2") || strings.Contains(err.Error(), "batches/b1") {
+		t.Fatalf("DeleteRemoteRefs of a moved ref = %v, want an error naming it alone", err)
+	}
+	now, err := RemoteRefs(ctx, module, bare, "refs/rigor/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := now["refs/rigor/batches/b1"]; ok {
+		t.Error("b1 is still on the remote")
+	}
+	if now["refs/rigor/batches/b2"] == "" || now["refs/rigor/batches/b3"] == "" || now["refs/rigor/submit/b1"] == "" {
+		t.Errorf("refs that were not to go went: %v", now)
+	}
+	// Gone already (another clone pruned it): no error, and gone here too.
+	if err := DeleteRemoteRefs(ctx, module, bare, map[string]string{"refs/rigor/batches/b1": refs["refs/rigor/batches/b1"], "refs/rigor/submit/b1": base}); err != nil {
+		t.Fatalf("deleting a ref already gone: %v", err)
+	}
+	if out := gitCLI(t, module, "for-each-ref", "refs/rigor/batches/b1", "refs/rigor/submit/b1"); out != "" {
+		t.Errorf("the local refs stay: %s", out)
+	}
+	// A fetch prunes the refs here that the remote no longer has.
+	gitCLI(t, module, "update-ref", "refs/rigor/batches/gone", base)
+	if _, err := FetchFiles(ctx, module, bare, "refs/rigor/batches/", "batch.json"); err != nil {
+		t.Fatal(err)
+	}
+	if out := gitCLI(t, module, "for-each-ref", "refs/rigor/batches/gone"); out != "" {
+		t.Errorf("FetchFiles kept a ref the remote has not got: %s", out)
+	}
+	if found, err := FetchRef(ctx, module, bare, "refs/rigor/submit/b1"); found || err != nil {
+		t.Errorf("FetchRef of a ref the remote has not got = %v, %v; want false, nil", found, err)
+	}
+	if found, err := FetchRef(ctx, module, bare, "refs/rigor/batches/b3"); !found || err != nil {
+		t.Errorf("FetchRef of b3 = %v, %v; want true, nil", found, err)
+	}
+}

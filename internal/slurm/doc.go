@@ -40,6 +40,12 @@
 //     records on the results branch) and records, commits and pushes the
 //     tasks whose job ended without a record of its own.
 //
+//  9. [Prune] removes a finished batch's refs from the remote (rigor
+//     results sync its submit ref, rigor jobs --prune its batch ref once
+//     its records are merged); a job whose record is published ok removes
+//     its own output from its node, and [RemoveOldOutputs] those of failed
+//     jobs after [OutputKept].
+//
 // internal/cli keeps the flags and the rendering; gathering the results
 // branches (rigor results sync) is [gitrepo.Sync].
 package slurm

@@ -38,7 +38,8 @@ type JobStatus struct {
 	Synced bool   `json:"synced"`
 	Error  string `json:"error,omitempty"`
 	Tail   string `json:"tail,omitempty"`
-	// Output is the job's output file on its node.
+	// Output is the job's output file on its node; empty once the job
+	// removed it, its record published ok ([OutputKept]).
 	Output string `json:"output,omitempty"`
 }
 
@@ -158,6 +159,9 @@ func Refresh(ctx context.Context, o RefreshOptions) ([]JobStatus, error) {
 				if r.Pushed == "" && r.Status != results.StatusOK {
 					row.Tail = b.Tail(i, tail)
 				}
+				if r.Pushed != "" && r.Status == results.StatusOK && !b.KeepOutput {
+					row.Output = ""
+				}
 			}
 			rows = append(rows, row)
 		}
@@ -169,11 +173,24 @@ func Refresh(ctx context.Context, o RefreshOptions) ([]JobStatus, error) {
 // branch (fetched into refs/rigor/jobs/<batch>): each names its batch and
 // array index ([results.SlurmJob]).
 func branchResults(ctx context.Context, root string, b *Batch) (map[int]*TaskResult, error) {
-	ref := "refs/rigor/jobs/" + b.ID
-	tip, found, err := gitrepo.FetchBranch(ctx, root, b.Remote, b.Branch, ref)
+	out, _, err := branchResultsFrom(ctx, root, b.Remote, b)
+	return out, err
+}
+
+// branchResultsFrom is [branchResults] from remote; it returns the
+// branch's tip too ("" when remote has no such branch).
+func branchResultsFrom(ctx context.Context, root, remote string, b *Batch) (map[int]*TaskResult, string, error) {
+	tip, found, err := gitrepo.FetchBranch(ctx, root, remote, b.Branch, JobsRefPrefix+b.ID)
 	if err != nil || !found {
-		return nil, err
+		return nil, "", err
 	}
+	out, err := readBranchResults(ctx, root, b, tip)
+	return out, tip, err
+}
+
+// readBranchResults reads the records of b's jobs that tip, a commit of
+// its results branch, holds.
+func readBranchResults(ctx context.Context, root string, b *Batch, tip string) (map[int]*TaskResult, error) {
 	files, err := gitrepo.AddedSince(ctx, root, b.Commit, tip, results.Dir+"/"+b.Experiment)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/rigorbench/rigor/internal/gitrepo"
 	"github.com/rigorbench/rigor/internal/logtail"
+	"github.com/rigorbench/rigor/internal/redact"
 	"github.com/rigorbench/rigor/internal/results"
 	"os"
 	"path/filepath"
@@ -58,6 +59,10 @@ type Batch struct {
 	Invocation string `json:"invocation,omitempty"`
 	Rounds     int    `json:"rounds,omitempty"`
 	RoundsSeed uint64 `json:"roundsSeed,omitempty"`
+	// KeepOutput keeps each job's output file on its node when its record
+	// is published ok (rigor run --slurm --keep-output); without it a job
+	// that succeeded removes its own ([OutputKept]).
+	KeepOutput bool `json:"keepOutput,omitempty"`
 	// Args are the sbatch options the jobs were submitted with.
 	Args  []string `json:"args"`
 	Tasks []Task   `json:"tasks"`
@@ -166,13 +171,15 @@ const BatchRefPrefix = "refs/rigor/batches/"
 // FetchBatches brings the batches submitted from other clones of the
 // module (BatchRefPrefix of remote) into this one's StateDir, with the
 // commit each ran, so that rigor jobs shows them here too. It returns the
-// ids it added.
+// ids it added; a batch whose commit cannot be fetched is left out, and
+// said in the error.
 func FetchBatches(ctx context.Context, root, remote string) ([]string, error) {
 	files, err := gitrepo.FetchFiles(ctx, root, remote, BatchRefPrefix, "batch.json")
 	if err != nil {
 		return nil, err
 	}
 	var added []string
+	var errs []error
 	for id, data := range files {
 		if _, err := os.Stat(filepath.Join(BatchDir(root, id), "batch.json")); err == nil {
 			continue
@@ -181,8 +188,9 @@ func FetchBatches(ctx context.Context, root, remote string) ([]string, error) {
 		if err != nil || b.ID != id {
 			continue
 		}
-		if err := gitrepo.FetchRef(ctx, root, remote, b.SubmitRef()); err != nil {
-			return added, err
+		if err := fetchCommit(ctx, root, remote, b); err != nil {
+			errs = append(errs, err)
+			continue
 		}
 		if err := b.Create(root); err != nil {
 			return added, err
@@ -190,7 +198,24 @@ func FetchBatches(ctx context.Context, root, remote string) ([]string, error) {
 		added = append(added, id)
 	}
 	sort.Strings(added)
-	return added, nil
+	return added, errors.Join(errs...)
+}
+
+// fetchCommit fetches the commit b's jobs ran from remote: at its submit
+// ref while the batch runs, on its results branch once [Prune] removed
+// that ref.
+func fetchCommit(ctx context.Context, root, remote string, b *Batch) error {
+	found, err := gitrepo.FetchRef(ctx, root, remote, b.SubmitRef())
+	if err != nil || found {
+		return err
+	}
+	if _, _, err := gitrepo.FetchBranch(ctx, root, remote, b.Branch, JobsRefPrefix+b.ID); err != nil {
+		return err
+	}
+	if !gitrepo.HasCommit(ctx, root, b.Commit) {
+		return fmt.Errorf("batch %s: %s has neither %s nor a results branch holding its commit %s", b.ID, redact.String(remote), b.SubmitRef(), gitrepo.ShortHash(b.Commit))
+	}
+	return nil
 }
 
 // Batches returns the module's batches, oldest first. A directory whose
@@ -256,9 +281,17 @@ func (b *Batch) JobIDOf(i int) string {
 // it there (a job on this machine, or a /tmp the nodes share).
 const NodeDir = "/tmp"
 
+// SubmitRefPrefix is where a submission pushes the commit its jobs run:
+// refs/rigor/submit/<id>.
+const SubmitRefPrefix = "refs/rigor/submit/"
+
+// JobsRefPrefix is where rigor jobs fetches a batch's results branch in
+// the module: refs/rigor/jobs/<id> (a local ref, never pushed).
+const JobsRefPrefix = "refs/rigor/jobs/"
+
 // SubmitRef is the ref of the remote the submission pushes its commit to,
 // and the jobs fetch it from.
-func (b *Batch) SubmitRef() string { return "refs/rigor/submit/" + b.ID }
+func (b *Batch) SubmitRef() string { return SubmitRefPrefix + b.ID }
 
 // OutputPattern is the --output of the batch's jobs.
 func (b *Batch) OutputPattern() string {

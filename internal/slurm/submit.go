@@ -50,6 +50,9 @@ type SubmitOptions struct {
 	// Remote is the git remote named on the command line ("" for the
 	// Config's, else origin).
 	Remote string
+	// KeepOutput keeps the output of jobs that succeeded on their nodes
+	// ([Batch.KeepOutput]).
+	KeepOutput bool
 	// Author is the author of the jobs' commits ("Name <email>", from
 	// RIGOR_GIT_AUTHOR); "" takes git config, else [gitrepo.DefaultAuthor].
 	Author string
@@ -77,6 +80,7 @@ func Submit(ctx context.Context, o SubmitOptions) (*Submitted, error) {
 	b := &Batch{
 		ID: NewBatchID(time.Now()), Experiment: o.Experiment, Submitted: time.Now().UTC().Truncate(time.Second),
 		Module: o.Root, Commit: m.commit, Remote: m.url, Rigor: firstNonEmpty(o.Config.Rigor, "rigor"), Author: m.author,
+		KeepOutput: o.KeepOutput,
 	}
 	b.Branch = gitrepo.ResultsBranchPrefix + b.ID
 	b.Dir = BatchDir(o.Root, b.ID)

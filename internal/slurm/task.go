@@ -48,6 +48,13 @@ type NodeTask struct {
 	// detecting the node's rig; Environ the environment the run inherits.
 	Cache, RigFile string
 	Environ        []string
+	// Output is the file Log writes to when it is one (the job's
+	// --output), nil otherwise: the task removes it once its record is
+	// published ok, unless the batch keeps outputs, and only when it is
+	// the batch's output of this task ([Batch.OutputOf]).
+	Output os.FileInfo
+	// Now is the time outputs' ages are measured from (time.Now when zero).
+	Now time.Time
 
 	signalled func() bool
 }
@@ -79,6 +86,14 @@ func (c *NodeTask) Run(ctx context.Context) error {
 	// before removing theirs go first; a live task's clone is claimed.
 	if dirs, _, err := run.CleanJobScratch(os.TempDir()); len(dirs) > 0 || err != nil {
 		fmt.Fprintf(c.Log, "rigor: removed %d scratch %s left by killed tasks\n", len(dirs), plural(len(dirs), "clone", "clones"))
+		if err != nil {
+			fmt.Fprintf(c.Log, "rigor: warning: %v\n", err)
+		}
+	}
+	// Outputs of jobs that did not succeed are kept for the user to read,
+	// OutputKept long.
+	if n, err := RemoveOldOutputs(NodeDir, firstTime(c.Now, time.Now()).Add(-OutputKept)); n > 0 || err != nil {
+		fmt.Fprintf(c.Log, "rigor: removed %d job %s older than %s from %s\n", n, plural(n, "output", "outputs"), OutputKeptFor, NodeDir)
 		if err != nil {
 			fmt.Fprintf(c.Log, "rigor: warning: %v\n", err)
 		}
@@ -151,7 +166,27 @@ func (c *NodeTask) Run(ctx context.Context) error {
 		b.Stamp(rec, c.Index, c.JobID, c.Node, c.Partition)
 		annotateStop(rec, state)
 	})
-	return c.publish(ctx, work, runs)
+	if err := c.publish(ctx, work, runs); err != nil {
+		return err
+	}
+	c.removeOutput(b.OutputOf(c.Index))
+	return nil
+}
+
+// removeOutput removes the task's own output file (path), its record
+// published ok: the record holds what a user reads of a run that
+// succeeded. It goes only when it is the file this task writes to (the
+// same inode), and the batch does not keep outputs.
+func (c *NodeTask) removeOutput(path string) {
+	if c.Batch.KeepOutput || c.Output == nil {
+		return
+	}
+	if fi, err := os.Stat(path); err != nil || !os.SameFile(fi, c.Output) {
+		return
+	}
+	if err := os.Remove(path); err != nil {
+		fmt.Fprintf(c.Log, "rigor: warning: the record is published but this output is kept: %v\n", err)
+	}
 }
 
 // allocatedRig narrows the node's rig to the GPUs Slurm gave the job
