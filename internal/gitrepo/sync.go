@@ -551,8 +551,9 @@ func PushFile(ctx context.Context, dir, remote, ref, name string, data []byte, a
 // FetchFiles fetches the refs under prefix (a full ref name ending in /)
 // of remote into the same names here, removing the refs under prefix here
 // that remote no longer has, and returns, for each ref's last name
-// component, the file name its commit holds.
-func FetchFiles(ctx context.Context, dir, remote, prefix, name string) (map[string][]byte, error) {
+// component that want accepts (every one when want is nil), the file name
+// its commit holds.
+func FetchFiles(ctx context.Context, dir, remote, prefix, name string, want func(string) bool) (map[string][]byte, error) {
 	if _, err := gitRun(ctx, dir, nil, "fetch", "--quiet", "--no-tags", "--prune", remote, "+"+prefix+"*:"+prefix+"*"); err != nil {
 		return nil, err
 	}
@@ -562,6 +563,9 @@ func FetchFiles(ctx context.Context, dir, remote, prefix, name string) (map[stri
 	}
 	out := map[string][]byte{}
 	for _, ref := range strings.Fields(refs) {
+		if want != nil && !want(strings.TrimPrefix(ref, prefix)) {
+			continue
+		}
 		data, err := ReadFile(ctx, dir, ref, name)
 		if err != nil {
 			continue

@@ -274,12 +274,17 @@ func TestPushFile_FetchFiles(t *testing.T) {
 	}
 	other := filepath.Join(t.TempDir(), "other")
 	gitCLI(t, module, "clone", "-q", bare, other)
-	got, err := FetchFiles(ctx, other, "origin", "refs/rigor/batches/", "batch.json")
+	got, err := FetchFiles(ctx, other, "origin", "refs/rigor/batches/", "batch.json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || string(got["b1"]) != `{"id": "b1"}` || string(got["b2"]) != `{"id": "b2"}` {
 		t.Errorf("FetchFiles = %q, want b1 and b2", got)
+	}
+	// Those the caller has already are not read.
+	got, err = FetchFiles(ctx, other, "origin", "refs/rigor/batches/", "batch.json", func(id string) bool { return id != "b1" })
+	if err != nil || len(got) != 1 || got["b2"] == nil {
+		t.Errorf("FetchFiles wanting b2 only = %q, %v", got, err)
 	}
 	if status := gitCLI(t, module, "status", "--porcelain"); status != "" {
 		t.Errorf("PushFile touched the working tree or index: %s", status)
@@ -303,7 +308,7 @@ func TestDeleteRemoteRefs(t *testing.T) {
 	if err != nil || len(refs) != 4 || refs["refs/rigor/submit/b1"] != base {
 		t.Fatalf("RemoteRefs = %v, %v; want 4 refs, submit/b1 at %s", refs, err, base)
 	}
-	if _, err := FetchFiles(ctx, module, bare, "refs/rigor/batches/", "batch.json"); err != nil {
+	if _, err := FetchFiles(ctx, module, bare, "refs/rigor/batches/", "batch.json", nil); err != nil {
 		t.Fatal(err)
 	}
 	// b2 moves after it was seen: it is kept, and said.
@@ -334,7 +339,7 @@ func TestDeleteRemoteRefs(t *testing.T) {
 	}
 	// A fetch prunes the refs here that the remote no longer has.
 	gitCLI(t, module, "update-ref", "refs/rigor/batches/gone", base)
-	if _, err := FetchFiles(ctx, module, bare, "refs/rigor/batches/", "batch.json"); err != nil {
+	if _, err := FetchFiles(ctx, module, bare, "refs/rigor/batches/", "batch.json", nil); err != nil {
 		t.Fatal(err)
 	}
 	if out := gitCLI(t, module, "for-each-ref", "refs/rigor/batches/gone"); out != "" {
