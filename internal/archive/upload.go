@@ -29,7 +29,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"net/http"
 	"net/url"
@@ -37,6 +36,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -47,8 +47,23 @@ import (
 // an interrupted push resumes; smaller blobs go in one request.
 var ChunkThreshold int64 = 32 << 20
 
-// ChunkSize is the size of one chunk of a chunked upload.
-var ChunkSize int64 = 8 << 20
+// ChunkSize is the least size of one chunk of a chunked upload;
+// MaxChunkSize the most. A blob is sent in about 16 chunks between the
+// two ([chunkSize]): the registry answers a chunk only once it has stored
+// it and its hash state, and nothing is sent meanwhile, so fewer chunks
+// stall less (1 GiB on the quiet machine: 8.3–9.3 s in 8 MiB chunks,
+// 6.6–7.9 s in 64 MiB ones), while a push interrupted in the middle
+// resends at most one chunk.
+var (
+	ChunkSize    int64 = 8 << 20
+	MaxChunkSize int64 = 64 << 20
+)
+
+// chunkSize is the chunk size for a blob of size bytes: a sixteenth of
+// it in whole MiB, within [ChunkSize, MaxChunkSize].
+func chunkSize(size int64) int64 {
+	return min(max(size/16>>20<<20, ChunkSize), max(MaxChunkSize, ChunkSize))
+}
 
 // uploadState is what a state file keeps of an upload session.
 type uploadState struct {
@@ -236,14 +251,62 @@ func (a *Archive) uploadStatus(ctx context.Context, s *uploadState) (string, int
 
 var errSessionGone = errors.New("the registry no longer knows the upload session")
 
-// sectionBody is a request body that can be sent again (oras-go's auth
-// and retry clients resend after a challenge or a 5xx): bytes off to
-// off+n of f.
-func sectionBody(req *http.Request, f *os.File, off, n int64) {
-	req.Body = io.NopCloser(io.NewSectionReader(f, off, n))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(io.NewSectionReader(f, off, n)), nil }
-	req.ContentLength = n
+// sectionBody sets req's body to bytes off to off+n of the file at path,
+// a body that can be sent again (oras-go's auth and retry clients resend
+// after a challenge or a 5xx): each send opens the file anew at off. The
+// body is a [fileSection], which net/http hands to sendfile(2): the chunk
+// goes from the page cache to the socket without a copy through rigor.
+// The bytes are hashed from another read; the registry checks the digest
+// of what it received when the upload is closed, so a file that changes
+// in between is refused either way.
+func sectionBody(req *http.Request, path string, off, n int64) error {
+	open := func() (io.ReadCloser, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := f.Seek(off, io.SeekStart); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return &fileSection{f: f, end: off + n}, nil
+	}
+	body, err := open()
+	if err != nil {
+		return err
+	}
+	req.Body, req.GetBody, req.ContentLength = body, open, n
+	return nil
 }
+
+// fileSection reads a file from its position up to end. It exposes the
+// file's descriptor (syscall.Conn), so that net/http's copy of a body of
+// known length (an io.LimitedReader around it) reaches the kernel's
+// sendfile, which sends from the file's position and advances it; Read
+// asks the file where it stands, so it is right after a sendfile too.
+// Where sendfile is not used, Read alone is as correct, only slower.
+type fileSection struct {
+	f   *os.File
+	end int64
+}
+
+func (s *fileSection) Read(p []byte) (int, error) {
+	pos, err := s.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, err
+	}
+	if pos >= s.end {
+		return 0, io.EOF
+	}
+	if rest := s.end - pos; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	return s.f.Read(p)
+}
+
+func (s *fileSection) Close() error { return s.f.Close() }
+
+func (s *fileSection) SyscallConn() (syscall.RawConn, error) { return s.f.SyscallConn() }
 
 // pushChunked sends the file at path as the blob sha in chunks, resuming
 // a session a state file kept. It hashes the file as it goes (the bytes
@@ -287,9 +350,25 @@ func (a *Archive) pushChunked(ctx context.Context, what, path, sha string, size 
 			return fmt.Errorf("%s: reading the part the registry holds: %w", what, err)
 		}
 	}
+	buf := make([]byte, 1<<20)
+	chunk := chunkSize(size)
 	for off < size {
-		n := min(ChunkSize, size-off)
-		if loc, err = a.patch(ctx, f, h, loc, off, n); err != nil {
+		n := min(chunk, size-off)
+		// The chunk is hashed while it is sent, not after: hashing 1 GiB
+		// one chunk after another added a second of CPU to the wall time
+		// (0.82× curl's throughput on the quiet machine). Both read the
+		// same bytes from the page cache; the hash is in order because
+		// the next chunk waits for this one's.
+		hashed := make(chan error, 1)
+		go func(off, n int64) {
+			_, err := io.CopyBuffer(h, io.NewSectionReader(f, off, n), buf)
+			hashed <- err
+		}(off, n)
+		loc, err = a.patch(ctx, path, loc, off, n)
+		if herr := <-hashed; err == nil && herr != nil {
+			err = fmt.Errorf("reading the chunk to hash it: %w", herr)
+		}
+		if err != nil {
 			return a.wrap(what, err)
 		}
 		off += n
@@ -330,14 +409,16 @@ func (a *Archive) pushChunked(ctx context.Context, what, path, sha string, size 
 	return nil
 }
 
-// patch sends bytes off to off+n of f as one chunk and hashes them; it
-// returns the session's next URL.
-func (a *Archive) patch(ctx context.Context, f *os.File, h hash.Hash, loc string, off, n int64) (string, error) {
+// patch sends bytes off to off+n of f as one chunk; it returns the
+// session's next URL.
+func (a *Archive) patch(ctx context.Context, path, loc string, off, n int64) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, loc, nil)
 	if err != nil {
 		return "", err
 	}
-	sectionBody(req, f, off, n)
+	if err := sectionBody(req, path, off, n); err != nil {
+		return "", err
+	}
 	req.Header.Set("Content-Type", "application/octet-stream")
 	req.Header.Set("Content-Range", fmt.Sprintf("%d-%d", off, off+n-1))
 	resp, err := a.do(req)
@@ -356,9 +437,6 @@ func (a *Archive) patch(ctx context.Context, f *os.File, h hash.Hash, loc string
 		return "", err
 	} else if end != off+n {
 		return "", fmt.Errorf("the registry holds %d bytes of the upload after a chunk that ends at %d", end, off+n)
-	}
-	if _, err := io.Copy(h, io.NewSectionReader(f, off, n)); err != nil {
-		return "", err
 	}
 	return next, nil
 }

@@ -141,3 +141,21 @@ func TestPushChunkedChanged(t *testing.T) {
 		t.Fatalf("changed file: %v, want a ChangedError", err)
 	}
 }
+
+// TestChunkSize: a blob goes in about 16 chunks of whole MiB, never
+// fewer than ChunkSize bytes nor more than MaxChunkSize a chunk.
+func TestChunkSize(t *testing.T) {
+	for _, c := range []struct{ size, want int64 }{
+		{32 << 20, 8 << 20}, // the threshold: 4 chunks of the least size
+		{64 << 20, 8 << 20}, // archive_resume's model
+		{256 << 20, 16 << 20},
+		{1 << 30, 64 << 20},
+		{100 << 30, 64 << 20},
+		{(1 << 30) + 12345, 64 << 20},
+		{300 << 20, 18 << 20},
+	} {
+		if got := chunkSize(c.size); got != c.want {
+			t.Errorf("chunkSize(%d) = %d, want %d", c.size, got, c.want)
+		}
+	}
+}
