@@ -102,6 +102,9 @@ func ParseAddress(s string) (Address, error) {
 	if host == "" || repo == "" {
 		return Address{}, fmt.Errorf("archive %q needs a host and a repository: oci://host[:port]/repository", s)
 	}
+	if lower := strings.ToLower(repo); lower != repo {
+		return Address{}, fmt.Errorf("archive %q is not a registry repository: a repository name is lowercase (oci://%s/%s)", s, host, lower)
+	}
 	if _, err := remote.NewRepository(host + "/" + repo); err != nil {
 		return Address{}, fmt.Errorf("archive %q is not a registry repository: %v", s, err)
 	}

@@ -74,7 +74,7 @@ type archiveCheckCmd struct {
 // whether none is an error (the archive verbs) or nil (build, run).
 func (e *env) openArchive(required bool) (*archive.Archive, error) {
 	c := e.cfg()
-	url, from := c.Archive, "--archive/RIGOR_ARCHIVE"
+	url, from := c.Archive, c.ArchiveFrom
 	if url == "" {
 		if root, err := spec.FindRoot(e.wd); err == nil {
 			if url, err = moduleArchive(root); err != nil {
@@ -82,6 +82,8 @@ func (e *env) openArchive(required bool) (*archive.Archive, error) {
 			}
 			from = moduleSettingsFile + " archive"
 		}
+	} else {
+		e.sayOverride(url, from)
 	}
 	if url == "" {
 		if required {
@@ -105,6 +107,20 @@ func (e *env) openArchive(required bool) (*archive.Archive, error) {
 		fmt.Fprintf(e.stderr, "rigor: %s: resuming the interrupted upload at byte %d of %d (%s left)\n", what, off, size, humanBytes(size-off))
 	}
 	return a, nil
+}
+
+// sayOverride says when --archive or RIGOR_ARCHIVE names another archive
+// than the module's rigor.cue: the override wins, and the user should
+// know that the committed setting is not the one in use. A rigor.cue that
+// cannot be read is not this call's error (the override does not need it).
+func (e *env) sayOverride(url, from string) {
+	root, err := spec.FindRoot(e.wd)
+	if err != nil {
+		return
+	}
+	if m, err := moduleArchive(root); err == nil && m != "" && m != url {
+		fmt.Fprintf(e.stderr, "rigor: archive %s (%s), not %s's %s\n", url, from, moduleSettingsFile, m)
+	}
 }
 
 // withArchive returns ctx carrying the archive as the substituter of

@@ -155,8 +155,8 @@ func Run(args []string, stdout, stderr io.Writer) (code int) {
 	if c.RigFile != "" {
 		cfg.RigFile = c.RigFile
 	}
-	if c.globals.Archive != "" {
-		cfg.Archive = c.globals.Archive
+	if a := strings.TrimSpace(c.globals.Archive); a != "" && a != cfg.Archive {
+		cfg.Archive, cfg.ArchiveFrom = a, "--archive"
 	}
 	e.config = &cfg
 	if err := kctx.Run(e); err != nil {

@@ -65,9 +65,11 @@ type config struct {
 	FallbackDir string
 	// SysRoot is RIGOR_SYSFS_ROOT.
 	SysRoot string
-	// Archive is RIGOR_ARCHIVE (or --archive); DockerConfig the docker
-	// config.json whose credential store reaches it.
+	// Archive is RIGOR_ARCHIVE (or --archive), ArchiveFrom which of the
+	// two set it; DockerConfig the docker config.json whose credential
+	// store reaches it.
 	Archive      string
+	ArchiveFrom  string
 	DockerConfig string
 	// Secrets knows the environment's secrets, kept out of commits.
 	Secrets *redact.Scrubber
@@ -87,7 +89,7 @@ func loadConfig() config {
 	if c.FallbackDir == "" {
 		c.FallbackDir = filepath.Join(os.TempDir(), fmt.Sprintf("rigor-unsaved-%d", os.Getuid()))
 	}
-	c.Archive = strings.TrimSpace(c.Getenv("RIGOR_ARCHIVE"))
+	c.Archive, c.ArchiveFrom = strings.TrimSpace(c.Getenv("RIGOR_ARCHIVE")), "RIGOR_ARCHIVE"
 	if d := c.Getenv("DOCKER_CONFIG"); d != "" {
 		c.DockerConfig = filepath.Join(d, "config.json")
 	} else if home, err := os.UserHomeDir(); err == nil {
@@ -182,6 +184,24 @@ func (e *env) store(root string) *results.Store {
 // read here and nowhere else. --archive and RIGOR_ARCHIVE override it.
 const moduleSettingsFile = "rigor.cue"
 
+// knownSettings refuses a field of rigor.cue that is no setting (a typo
+// such as archiv: would otherwise leave the module without its archive,
+// silently).
+func knownSettings(v cue.Value) error {
+	it, err := v.Fields()
+	if err != nil {
+		return err
+	}
+	for it.Next() {
+		if name := it.Selector().String(); name != "archive" {
+			pos := it.Value().Pos()
+			return withHint(fmt.Errorf("%s:%d:%d: %s is not a setting of the module", moduleSettingsFile, pos.Line(), pos.Column(), name),
+				moduleSettingsFile+" holds the module's settings, today only archive: \"oci://host[:port]/repository\"")
+		}
+	}
+	return nil
+}
+
 // moduleArchive is the archive the module at root sets in rigor.cue; ""
 // when there is no such file or no archive field.
 func moduleArchive(root string) (string, error) {
@@ -197,6 +217,9 @@ func moduleArchive(root string) (string, error) {
 	if err := v.Err(); err != nil {
 		return "", withHint(fmt.Errorf("%s", strings.TrimSpace(cueerrors.Details(err, nil))),
 			moduleSettingsFile+" holds the module's settings, e.g. archive: \"oci://registry.lab:5000/lab/rigor\"")
+	}
+	if err := knownSettings(v); err != nil {
+		return "", err
 	}
 	a := v.LookupPath(cue.ParsePath("archive"))
 	if !a.Exists() {
