@@ -109,6 +109,47 @@ func (c *reportCmd) runAll(e *env, store *results.Store) error {
 	if len(sums) == 0 {
 		return withHint(fmt.Errorf("no recorded runs in %s/", results.Dir), "'rigor run ID' records a run; 'rigor import FILE' imports results kept elsewhere")
 	}
+	var lw loadWarnings
+	groups, err := reportGroups(store, sums, &lw)
+	if err != nil {
+		return err
+	}
+	sums = nil
+	format := reportFormat()
+	orders := bisectOrders(store.Dir)
+	for i := range groups {
+		// A bisect's commit order draws the experiment's view over commits.
+		if o := orders[groups[i].ID]; len(o) > 0 && groups[i].Key != "" {
+			groups[i].Key += " " + strings.Join(o, ",")
+		}
+	}
+	site, err := reportsite.WriteGroups(c.Output, groups, reportsite.ReadCache(c.Output, format), reportsite.Options{Title: c.Title, Version: Version, Format: format, CommitOrder: orders})
+	e.warn(dedupErrors(said, lw.errs))
+	if err != nil {
+		return writeError(err)
+	}
+	c.said(e, site)
+	return nil
+}
+
+// loadWarnings gathers the warnings of the records the groups' pages
+// read, from the goroutines that draw them.
+type loadWarnings struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (w *loadWarnings) add(errs []error) {
+	w.mu.Lock()
+	w.errs = append(w.errs, errs...)
+	w.mu.Unlock()
+}
+
+// reportGroups turns the index's listing of every run into the report's
+// experiments: each one's directories, cache key and run count, with the
+// functions that list its runs' summaries and read the records its pages
+// need when it is drawn.
+func reportGroups(store *results.Store, sums []*results.Summary, lw *loadWarnings) ([]reportsite.Group, error) {
 	type exp struct {
 		dirs  []string
 		stats []string
@@ -129,7 +170,7 @@ func (c *reportCmd) runAll(e *env, store *results.Store) error {
 		}
 		rel, err := filepath.Rel(store.Dir, filepath.Dir(x.Path))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if d := filepath.ToSlash(rel); !slices.Contains(g.dirs, d) {
 			g.dirs = append(g.dirs, d)
@@ -143,9 +184,6 @@ func (c *reportCmd) runAll(e *env, store *results.Store) error {
 	for pkg, stats := range byPkg {
 		pkgKeys[pkg] = groupKey(stats)
 	}
-	sums = nil
-	var mu sync.Mutex
-	var loadWarnings []error
 	load := func(x *results.Summary) (*results.Run, error) { return results.Load(x.Path) }
 	groups := make([]reportsite.Group, 0, len(byExp))
 	for id, g := range byExp {
@@ -155,9 +193,7 @@ func (c *reportCmd) runAll(e *env, store *results.Store) error {
 				if err != nil {
 					return nil, err
 				}
-				mu.Lock()
-				loadWarnings = append(loadWarnings, warnings...)
-				mu.Unlock()
+				lw.add(warnings)
 				out := all[:0]
 				for _, x := range all {
 					if x.Experiment == id {
@@ -176,27 +212,11 @@ func (c *reportCmd) runAll(e *env, store *results.Store) error {
 					}
 				}
 				runs, warnings := store.LoadFiles(paths)
-				mu.Lock()
-				loadWarnings = append(loadWarnings, warnings...)
-				mu.Unlock()
+				lw.add(warnings)
 				return runs, nil
 			}})
 	}
-	format := reportFormat()
-	orders := bisectOrders(store.Dir)
-	for i := range groups {
-		// A bisect's commit order draws the experiment's view over commits.
-		if o := orders[groups[i].ID]; len(o) > 0 && groups[i].Key != "" {
-			groups[i].Key += " " + strings.Join(o, ",")
-		}
-	}
-	site, err := reportsite.WriteGroups(c.Output, groups, reportsite.ReadCache(c.Output, format), reportsite.Options{Title: c.Title, Version: Version, Format: format, CommitOrder: orders})
-	e.warn(dedupErrors(said, loadWarnings))
-	if err != nil {
-		return writeError(err)
-	}
-	c.said(e, site)
-	return nil
+	return groups, nil
 }
 
 // dedupErrors is the warnings of errs not in seen, which it adds them
