@@ -155,6 +155,10 @@ func reportGroups(store *results.Store, sums []*results.Summary, lw *loadWarning
 		stats []string
 		runs  int
 		sums  []*results.Summary
+		// latest are the record files of the latest run of each point,
+		// what the other experiments' speed-vs-quality views may draw:
+		// the only part of the listing kept while the pages are drawn.
+		latest []string
 	}
 	byExp := map[string]*exp{}
 	// A speed-vs-quality view draws the experiments of its package
@@ -187,7 +191,14 @@ func reportGroups(store *results.Store, sums []*results.Summary, lw *loadWarning
 	load := func(x *results.Summary) (*results.Run, error) { return results.Load(x.Path) }
 	groups := make([]reportsite.Group, 0, len(byExp))
 	for id, g := range byExp {
-		groups = append(groups, reportsite.Group{ID: id, Key: groupKey(g.stats), Runs: g.runs, Load: load,
+		for _, x := range results.LatestSummaries(g.sums) {
+			g.latest = append(g.latest, x.Path)
+		}
+		key := groupKey(g.stats)
+		// The summaries of a directory share one allocation: keeping one
+		// would keep them all.
+		g.sums, g.stats = nil, nil
+		groups = append(groups, reportsite.Group{ID: id, Key: key, Runs: g.runs, Load: load,
 			Summaries: func() ([]*results.Summary, error) {
 				all, warnings, err := store.DetailsIn(g.dirs)
 				if err != nil {
@@ -206,9 +217,7 @@ func reportGroups(store *results.Store, sums []*results.Summary, lw *loadWarning
 				var paths []string
 				for other, o := range byExp {
 					if other != id && path.Dir(other) == path.Dir(id) {
-						for _, x := range results.LatestSummaries(o.sums) {
-							paths = append(paths, x.Path)
-						}
+						paths = append(paths, o.latest...)
 					}
 				}
 				runs, warnings := store.LoadFiles(paths)
