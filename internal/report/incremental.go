@@ -112,8 +112,9 @@ func ReadCache(dir, format string) *Cache {
 // [Site.Write]), an experiment at a time: an experiment whose key is the
 // one the cache holds keeps its pages and index row as the earlier report
 // wrote them, and its runs are not read; the others are built a few at a
-// time (as many as there are CPUs) from their summaries, and each one's
-// pages are written as soon as they are drawn, so that only the
+// time (as many as there are CPUs, with at most [drawBudget] runs between
+// them, or one larger experiment alone) from their summaries, and each
+// one's pages are written as soon as they are drawn, so that only the
 // experiments being drawn are in memory, not the store's runs nor the
 // site's pages. The index and the cache for the next report are written
 // last. The site returned holds no pages, only the counts.
@@ -202,13 +203,22 @@ func prepareSite(w *siteWriter, groups []Group, todo []int, keep, candidates []s
 	return nil
 }
 
+// drawBudget bounds the runs of the experiments drawn at once: each
+// drawn experiment holds its runs' summaries, its history and the records
+// its pages read, so a worker per CPU starts an experiment only while the
+// runs of those being drawn stay within the budget, and an experiment of
+// more runs is drawn alone. The report's memory is then bounded by its
+// largest experiment, not by the store (issue 30).
+var drawBudget = 2000
+
 // buildGroups draws the groups of todo a few at a time (as many as there
-// are CPUs) and writes each one's pages as soon as they are drawn; the
-// first error stops the others from starting.
+// are CPUs, within drawBudget) and writes each one's pages as soon as
+// they are drawn; the first error stops the others from starting.
 func buildGroups(w *siteWriter, groups []Group, todo []int, out []builtGroup, opts Options) {
 	var wg sync.WaitGroup
 	next := make(chan int)
 	var failed atomic.Bool
+	budget := newRunBudget(drawBudget)
 	for range min(runtime.GOMAXPROCS(0), len(todo)) {
 		wg.Add(1)
 		go func() {
@@ -217,7 +227,9 @@ func buildGroups(w *siteWriter, groups []Group, todo []int, out []builtGroup, op
 				if failed.Load() {
 					continue
 				}
+				n := budget.acquire(groups[i].Runs)
 				out[i].err = buildGroup(w, groups[i], &out[i], opts)
+				budget.release(n)
 				if out[i].err != nil {
 					failed.Store(true)
 				}
@@ -229,6 +241,46 @@ func buildGroups(w *siteWriter, groups []Group, todo []int, out []builtGroup, op
 	}
 	close(next)
 	wg.Wait()
+}
+
+// runBudget counts the runs of the experiments being drawn. Experiments
+// start in the order they asked: one too large to start yet holds back
+// those behind it, so that it waits only for those being drawn.
+type runBudget struct {
+	mu            sync.Mutex
+	cond          *sync.Cond
+	limit, used   int
+	ticket, ahead int // the next ticket given, the ticket that may start
+}
+
+func newRunBudget(limit int) *runBudget {
+	b := &runBudget{limit: limit}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// acquire waits until runs more fit in the budget, or nothing else is
+// being drawn, and returns what release must give back.
+func (b *runBudget) acquire(runs int) int {
+	runs = max(runs, 1)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.ticket
+	b.ticket++
+	for t != b.ahead || (b.used > 0 && b.used+runs > b.limit) {
+		b.cond.Wait()
+	}
+	b.ahead++
+	b.used += runs
+	b.cond.Broadcast()
+	return runs
+}
+
+func (b *runBudget) release(runs int) {
+	b.mu.Lock()
+	b.used -= runs
+	b.mu.Unlock()
+	b.cond.Broadcast()
 }
 
 // buildGroup draws one experiment from its summaries and writes its pages.
