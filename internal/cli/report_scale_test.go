@@ -3,16 +3,20 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"weak"
 
 	"github.com/rigorbench/rigor/internal/results"
+	"github.com/rigorbench/rigor/internal/rig"
 )
 
 // TestReportGroups_keepNoSummaries: the full report's experiments keep
@@ -82,4 +86,102 @@ func TestReportGroups_keepNoSummaries(t *testing.T) {
 		}
 	}
 	runtime.KeepAlive(groups)
+}
+
+// writeRounds writes the runs of one invocation of n rounds of the single
+// point experiment exp (a one-off run without an invocation when inv is
+// ""), a minute apart from t0, their tokSOut around c, and returns their
+// ids.
+func writeRounds(t testing.TB, dir, exp, inv string, n int, t0 time.Time, seq int, c float64) []string {
+	t.Helper()
+	store := results.Open(dir)
+	spec, _ := json.Marshal(map[string]any{"flags": map[string]any{"ngl": 99}, "bench": map[string]any{"r": 3},
+		"model": map[string]any{"hf": "example/Demo-GGUF", "quant": "Q4_K_M"}})
+	var ids []string
+	for i := range n {
+		start := t0.Add(time.Duration(i) * time.Minute)
+		x := c * (1 + 0.002*float64(i%7-3))
+		r := &results.Run{Schema: 1, ID: fmt.Sprintf("%s-%06d", start.Format("20060102T150405Z"), seq+i), Experiment: exp,
+			Point: exp, Spec: spec, Invocation: inv,
+			Engine: results.Engine{Family: "llama.cpp", Commit: fmt.Sprintf("%040x", 1)},
+			Model:  results.Model{Quant: "Q4_K_M", Files: []results.File{{Path: "m.gguf", SHA256: fmt.Sprintf("%064x", 7)}}},
+			Rig:    &rig.Rig{Hostname: "box", AcceleratorModelName: "NVIDIA GeForce RTX 4090", AcceleratorsPerNode: 2},
+			Start:  start, End: start.Add(30 * time.Second), Status: results.StatusOK,
+			Metrics: []results.Metric{
+				{Name: "tokSOut", Test: "tg128", Unit: "tok/s", Direction: "higher", Samples: []float64{x, x * 1.004, x * 0.997}},
+			}}
+		if inv != "" {
+			r.Round, r.Rounds = i+1, n
+		}
+		data, err := results.Encode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := store.RecordPath(exp, r.ID)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// TestReport_diffPageBoundedRounds: the report's diff page of an
+// experiment whose latest invocation has more rounds than
+// results.MaxRounds compares the rounds `rigor diff` compares (an evenly
+// spaced sample, the latest included), reads only those records, and
+// says so with the warning `rigor diff` prints (issue 30: the page read
+// and compared every round). Its tables, notes and untested line are
+// those of `rigor diff --format html` of the same sides: the one-off run
+// before the invocation against the experiment's latest invocation.
+func TestReport_diffPageBoundedRounds(t *testing.T) {
+	defer func(n int) { results.MaxRounds = n }(results.MaxRounds)
+	results.MaxRounds = 20
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cue.mod"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cue.mod", "module.cue"), []byte("module: \"example.com/s@v0\"\nlanguage: version: \"v0.17.0\"\n"), 0o644)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	prev := writeRounds(t, dir, "lab/r", "", 1, t0, 0, 50)
+	writeRounds(t, dir, "lab/r", "20260101T010000Z-inv", 45, t0.Add(time.Hour), 100, 51)
+	time.Sleep(2100 * time.Millisecond) // past the index's racy window
+	cli := func(args ...string) (string, string) {
+		t.Helper()
+		stdout, stderr, code := runCLI(t, append([]string{"-C", dir}, args...)...)
+		if code != 0 {
+			t.Fatalf("rigor %v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		return stdout, stderr
+	}
+	cli("results")
+	r0 := results.Reads()
+	cli("report", "-o", filepath.Join(dir, "site"))
+	// The one-off run and 20 of the 45 rounds, the latest among them.
+	if n := results.Reads().Records - r0.Records; n != 21 {
+		t.Errorf("the report read %d records, want 21: the previous run and the 20 rounds compared of the latest invocation's 45", n)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "site", "diffs", "lab", "r.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cliPage, stderr := cli("diff", prev[0], "lab/r", "--format", "html")
+	var warning string
+	for _, l := range strings.Split(stderr, "\n") {
+		if w, ok := strings.CutPrefix(l, "rigor: warning: "); ok && strings.Contains(w, "rounds") {
+			warning = w
+		}
+	}
+	if !strings.Contains(warning, "has 45 rounds; 20 of them") {
+		t.Fatalf("rigor diff warned %q, want that it compares 20 of the 45 rounds", stderr)
+	}
+	if !strings.Contains(string(page), "<li>"+warning+"</li>") {
+		t.Errorf("the diff page does not warn %q", warning)
+	}
+	parts := regexp.MustCompile(`(?s)<tbody>.*?</tbody>|<ul class="notes">.*?</ul>|<p class="untested">.*?</p>`)
+	got, want := parts.FindAllString(string(page), -1), parts.FindAllString(cliPage, -1)
+	if len(want) < 2 || !slices.Equal(got, want) {
+		t.Errorf("the diff page's tables and notes differ from rigor diff's:\n%s", firstDiff(strings.Join(got, "\n"), strings.Join(want, "\n")))
+	}
 }

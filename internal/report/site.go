@@ -272,6 +272,10 @@ func (x *expBuild) diffPage(id string, opts Options) (*compare.Report, *Page, er
 	if len(pb) == 0 {
 		return nil, nil, nil
 	}
+	// As many rounds of an invocation as `rigor diff` compares, and the
+	// same warning when there are more.
+	pa, sampledA := x.boundRounds("previous", pa)
+	pb, sampledB := x.boundRounds("latest", pb)
 	a, err := loadRuns(pa, x.sumOf, x.loadOnce)
 	if err != nil {
 		return nil, nil, err
@@ -293,11 +297,74 @@ func (x *expBuild) diffPage(id string, opts Options) (*compare.Report, *Page, er
 	if err != nil {
 		return nil, nil, err
 	}
+	var sampled []string
+	for _, w := range append(sampledA, sampledB...) {
+		sampled = append(sampled, w.Error())
+	}
+	page.Warnings = append(sampled, page.Warnings...)
 	html, err := render("diff.html", opts, page.Title, rel(p, "index.html"), page)
 	if err != nil {
 		return nil, nil, err
 	}
 	return rep, &Page{Path: p, Title: page.Title, HTML: html}, nil
+}
+
+// boundRounds keeps, of the runs of one side of the diff page (each
+// point's ok runs of one invocation, in start order), the rounds `rigor
+// diff` compares of an invocation of more than [results.MaxRounds]:
+// [results.SampleRounds] of all the invocation's rounds at the point, the
+// side's latest run included; the warnings say which were sampled.
+func (x *expBuild) boundRounds(which string, side []*results.Run) ([]*results.Run, []error) {
+	type key struct{ point, inv string }
+	chosen := map[key]*results.Run{}
+	for _, r := range side {
+		if r.Invocation != "" {
+			chosen[key{r.Point, r.Invocation}] = r // the last is the latest
+		}
+	}
+	rounds := map[key]int{}
+	for _, r := range x.runs {
+		if _, ok := chosen[key{r.Point, r.Invocation}]; ok {
+			rounds[key{r.Point, r.Invocation}]++
+		}
+	}
+	var warnings []error
+	keep := map[*results.Run]bool{}
+	sampled := map[key]bool{}
+	for _, r := range side {
+		k := key{r.Point, r.Invocation}
+		c, ok := chosen[k]
+		if !ok || c != r || rounds[k] <= results.MaxRounds {
+			continue
+		}
+		var others []*results.Summary
+		run := map[*results.Summary]*results.Run{}
+		for _, o := range x.runs {
+			if o != c && o.Point == c.Point && o.Invocation == c.Invocation {
+				others = append(others, x.sumOf[o])
+				run[x.sumOf[o]] = o
+			}
+		}
+		kept, w := results.SampleRounds(which, x.sumOf[c], others)
+		if w == nil {
+			continue
+		}
+		warnings = append(warnings, w)
+		sampled[k], keep[c] = true, true
+		for _, s := range kept {
+			keep[run[s]] = true
+		}
+	}
+	if len(warnings) == 0 {
+		return side, nil
+	}
+	out := make([]*results.Run, 0, len(side))
+	for _, r := range side {
+		if !sampled[key{r.Point, r.Invocation}] || keep[r] {
+			out = append(out, r)
+		}
+	}
+	return out, warnings
 }
 
 // sweepPage is the page of a sweep's points, and how many it has.

@@ -546,11 +546,9 @@ func (s *Store) Latest(f Filter) ([]*Run, []error, error) {
 		}
 	}
 	for _, x := range pick { // the range is of the latest runs only
-		more := rounds[normPoint(x.Point)]
-		if len(more)+1 > MaxRounds {
-			warnings = append(warnings, fmt.Errorf("point %s: its latest invocation %s has %d rounds; %d of them, evenly spaced in time and the latest included, are compared", x.Point, x.Invocation, len(more)+1, MaxRounds))
-			kept := sampleRounds(append(slices.Clone(more), x), MaxRounds)
-			more = slices.DeleteFunc(kept, func(y *Summary) bool { return y == x })
+		more, w := SampleRounds("latest", x, rounds[normPoint(x.Point)])
+		if w != nil {
+			warnings = append(warnings, w)
 		}
 		pick = append(pick, more...)
 	}
@@ -564,8 +562,26 @@ func (s *Store) Latest(f Filter) ([]*Run, []error, error) {
 }
 
 // MaxRounds bounds the rounds of one invocation [Store.Latest] reads per
-// point: beyond it, an evenly spaced sample is read, and a warning says so.
+// point, and a report's diff page compares: beyond it, an evenly spaced
+// sample is read, and a warning says so ([SampleRounds]).
 var MaxRounds = 1000
+
+// SampleRounds bounds the rounds of one invocation of a point that a diff
+// compares: chosen is the run of the point the diff chose (its latest ok
+// run), others the other rounds of its invocation; which names the
+// invocation in the warning ("latest"). Beyond [MaxRounds] rounds in all,
+// it keeps of others those among MaxRounds rounds evenly spaced in start
+// order (the first and the last), chosen being compared anyway, and the
+// warning says so; else it returns others and nil. `rigor diff` and the
+// report's diff page choose the same rounds and say the same.
+func SampleRounds(which string, chosen *Summary, others []*Summary) ([]*Summary, error) {
+	if len(others)+1 <= MaxRounds {
+		return others, nil
+	}
+	w := fmt.Errorf("point %s: its %s invocation %s has %d rounds; %d of them, evenly spaced in time and the latest included, are compared", chosen.Point, which, chosen.Invocation, len(others)+1, MaxRounds)
+	kept := sampleRounds(append(slices.Clone(others), chosen), MaxRounds)
+	return slices.DeleteFunc(kept, func(y *Summary) bool { return y == chosen }), w
+}
 
 // sampleRounds keeps n of the rounds, evenly spaced in start order (the
 // first and the last kept). The choice depends only on the order, so two
