@@ -99,6 +99,7 @@ func (c *reportCmd) Run(e *env) error {
 // their runs (a record is read only where a page needs it whole), and
 // their pages written as they are drawn (issue 30).
 func (c *reportCmd) runAll(e *env, store *results.Store) error {
+	tuneGC()
 	sums, warnings, err := store.Summaries(results.Filter{})
 	if err != nil {
 		return err
