@@ -31,6 +31,10 @@ func init() {
 	// next upload request (never forwarded) and creates
 	// $WORK/proxy-holding, so that a script can kill the client while a
 	// chunk is in flight; later requests pass.
+	// With -hold-get, it answers the first GET of a blob larger than 1 MiB
+	// with its headers and half its body, then holds the rest and creates
+	// $WORK/proxy-holding, so that a script can interrupt a pull in the
+	// middle of a file.
 	// registry-proxy reset: set the count to 0.
 	scriptCmds["registry-proxy"] = registryProxy
 }
@@ -40,6 +44,7 @@ type regProxy struct {
 	sent    int64
 	chunks  int64
 	hold    int64 // -1: none
+	holdGet bool
 	holding bool
 	work    string
 }
@@ -52,6 +57,18 @@ var (
 func (p *regProxy) write() {
 	os.WriteFile(filepath.Join(p.work, "proxy-sent"), []byte(strconv.FormatInt(p.sent, 10)+"\n"), 0o644)
 	os.WriteFile(filepath.Join(p.work, "proxy-chunks"), []byte(strconv.FormatInt(p.chunks, 10)+"\n"), 0o644)
+}
+
+// holdGetNow says whether this answer is the blob GET that -hold-get holds.
+func (p *regProxy) holdGetNow(r *http.Request, code, size int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.holdGet || p.holding || r.Method != http.MethodGet || code != http.StatusOK ||
+		!strings.Contains(r.URL.Path, "/blobs/sha256:") || size <= 1<<20 {
+		return false
+	}
+	p.holding = true
+	return true
 }
 
 func registryProxy(ts *testscript.TestScript, neg bool, args []string) {
@@ -71,13 +88,15 @@ func registryProxy(ts *testscript.TestScript, neg bool, args []string) {
 		p.mu.Unlock()
 		return
 	}
-	hold := int64(-1)
-	if len(args) == 2 && args[0] == "-hold-after" {
+	hold, holdGet := int64(-1), false
+	if len(args) == 1 && args[0] == "-hold-get" {
+		holdGet = true
+	} else if len(args) == 2 && args[0] == "-hold-after" {
 		n, err := strconv.ParseInt(args[1], 10, 64)
 		ts.Check(err)
 		hold = n
 	} else if len(args) != 0 {
-		ts.Fatalf("usage: registry-proxy [-hold-after N] | registry-proxy reset")
+		ts.Fatalf("usage: registry-proxy [-hold-after N | -hold-get] | registry-proxy reset")
 	}
 	host, user, pw := ts.Getenv("RIGOR_TEST_REGISTRY"), ts.Getenv("RIGOR_TEST_REGISTRY_USER"), ts.Getenv("RIGOR_TEST_REGISTRY_PASSWORD")
 	archive := ts.Getenv("ARCHIVE")
@@ -86,7 +105,7 @@ func registryProxy(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	target, _ := url.Parse("http://" + host)
 	rp := httputil.NewSingleHostReverseProxy(target)
-	p := &regProxy{hold: hold, work: ts.Getenv("WORK")}
+	p := &regProxy{hold: hold, holdGet: holdGet, work: ts.Getenv("WORK")}
 	p.write()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body)
@@ -119,7 +138,15 @@ func registryProxy(ts *testscript.TestScript, neg bool, args []string) {
 			w.Header()[k] = v
 		}
 		w.WriteHeader(rec.Code)
-		w.Write(rec.Body.Bytes())
+		body := rec.Body.Bytes()
+		if p.holdGetNow(r, rec.Code, len(body)) {
+			w.Write(body[:len(body)/2])
+			w.(http.Flusher).Flush()
+			os.WriteFile(filepath.Join(p.work, "proxy-holding"), nil, 0o644)
+			<-r.Context().Done() // held until the client goes away
+			return
+		}
+		w.Write(body)
 	}))
 	ts.Defer(srv.Close)
 	regProxiesMu.Lock()

@@ -211,7 +211,7 @@ func (a *Archive) wrap(op string, err error) error {
 		return err
 	}
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("%s: interrupted: %w", op, context.Canceled)
+		return fmt.Errorf("%s: %w", op, context.Canceled)
 	}
 	var resp *errcode.ErrorResponse
 	unauthorized := errors.As(err, &resp) && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden)

@@ -323,6 +323,20 @@ type archiveSession struct {
 	stop    context.CancelFunc
 }
 
+// interrupted makes err, when Ctrl-C or SIGTERM stopped the session, an
+// interruption (exit 130, as rigor build's) with hint, not a failure
+// that ends in "context canceled".
+func (s *archiveSession) interrupted(err error, hint string) error {
+	if err == nil || s.ctx.Err() == nil {
+		return err
+	}
+	var h *hintError
+	if errors.As(err, &h) {
+		err = h.err
+	}
+	return withHint(&interruptedError{err}, hint)
+}
+
 // startArchive opens the archive, reads the experiments (missingOK: a
 // lock stale only because its local model files are missing is accepted,
 // for pull and check) and pings the registry.
@@ -343,12 +357,15 @@ func (e *env) startArchive(ids []string, missingOK bool) (*archiveSession, error
 	return &archiveSession{a: a, targets: ts, ctx: ctx, stop: stop}, nil
 }
 
-func (c *archivePushCmd) Run(e *env) error {
+func (c *archivePushCmd) Run(e *env) (err error) {
 	s, err := e.startArchive(c.IDs, false)
 	if err != nil {
 		return err
 	}
 	defer s.stop()
+	defer func() {
+		err = s.interrupted(err, "run 'rigor archive push' again: what the registry holds is not sent again, and a model file's upload resumes from the last chunk it acknowledged")
+	}()
 	a, ts, ctx := s.a, s.targets, s.ctx
 	var sent, had int
 	var bytes int64
@@ -536,12 +553,15 @@ func archiveError(err error) error {
 	return err
 }
 
-func (c *archivePullCmd) Run(e *env) error {
+func (c *archivePullCmd) Run(e *env) (err error) {
 	s, err := e.startArchive(c.IDs, true)
 	if err != nil {
 		return err
 	}
 	defer s.stop()
+	defer func() {
+		err = s.interrupted(err, "nothing half-written was kept; run 'rigor archive pull' again")
+	}()
 	a, ts, ctx := s.a, s.targets, s.ctx
 	start := time.Now()
 	for _, t := range ts {
