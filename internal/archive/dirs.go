@@ -274,7 +274,7 @@ func (a *Archive) PushModelFile(ctx context.Context, name, path, sha string, siz
 	cfg.Config.Size = fmt.Sprintf("%d", size)
 	cfg.RootFS.Type, cfg.RootFS.DiffIDs = "rootfs", []string{"sha256:" + sha}
 	cfg.Rigor.Path, cfg.Rigor.Size = name, size
-	what := fmt.Sprintf("model file %s (%s)", name, tag[:18])
+	what := fileWhat(name, tag)
 	sent, err = a.PushFile(ctx, what, path, mt, sha, size, progress)
 	if err != nil {
 		return false, err
@@ -293,9 +293,22 @@ func (a *Archive) FetchModelFile(ctx context.Context, name, sha string, size int
 	if ok, err := a.HasArtifact(ctx, tag); err != nil {
 		return err
 	} else if !ok {
-		return fmt.Errorf("model file %s: %w", name, ErrNotArchived)
+		return fmt.Errorf("%s: %w", strings.TrimSuffix(fileWhat(name, ""), " ()"), ErrNotArchived)
 	}
-	return a.FetchFile(ctx, fmt.Sprintf("model file %s (%s)", name, tag[:18]), sha, size, dest, 0o644, progress)
+	return a.FetchFile(ctx, fileWhat(name, tag), sha, size, dest, 0o644, progress)
+}
+
+// fileWhat names the file name under tag in messages: "model file …",
+// or the name as it is when it says what it is ("corpus org/texts/c.txt":
+// a hub corpus is archived as a hub model file is, by its sha256).
+func fileWhat(name, tag string) string {
+	if len(tag) > 18 {
+		tag = tag[:18]
+	}
+	if strings.HasPrefix(name, "corpus ") {
+		return fmt.Sprintf("%s (%s)", name, tag)
+	}
+	return fmt.Sprintf("model file %s (%s)", name, tag)
 }
 
 // Check says which of tags the archive holds.

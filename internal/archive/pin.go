@@ -29,8 +29,10 @@ func PinTag(key string) string {
 // PinsOf are the pins a lock entry gives its requests: a git ref's commit
 // (with the source artifact), a hub revision's files (with each model
 // file's artifact), an npm range's version (the caller adds the install
-// artifacts, which only the engine knows). A hub model read from a local
-// path, or with a file the lock holds no sha256 of, gives none.
+// artifacts, which only the engine knows), a hub corpus's file (with its
+// artifact, model-<sha256> as a hub model file's). A hub model read from
+// a local path gives its revision's commit (with its local files'
+// artifacts); one with a file the lock holds no sha256 of gives none.
 func PinsOf(e *lock.Entry) []lock.Pin {
 	var out []lock.Pin
 	eng := e.Engine
@@ -42,18 +44,39 @@ func PinsOf(e *lock.Entry) []lock.Pin {
 		out = append(out, lock.Pin{Request: lock.NPMKey(eng.NPM.Package, eng.Requested.NPM, eng.NPM.Platform.Package), NPM: eng.NPM,
 			Artifacts: []string{}})
 	}
-	m := e.Model
-	if m.Requested.HF != "" && m.Requested.Path == "" && m.Commit != "" && len(m.Files) > 0 {
-		p := lock.Pin{Request: lock.HubKey(m.Requested.HF, m.Requested.Revision, m.Requested.Files), Commit: m.Commit, Files: m.Files}
+	if p := hubPin(e.Model); p != nil {
+		out = append(out, *p)
+	}
+	if m := e.Model; m.Requested.HF != "" && m.Requested.Path != "" && m.Commit != "" {
+		// A local copy of a hub repo: the revision's commit, with the
+		// local files the archive keeps beside it.
+		p := lock.Pin{Request: lock.RevisionKey(m.Requested.HF, m.Requested.Revision), Commit: m.Commit, Artifacts: []string{}}
 		for _, f := range m.Files {
-			if f.SHA256 == "" {
-				return out
-			}
 			p.Artifacts = append(p.Artifacts, ModelTag(f.SHA256))
 		}
 		out = append(out, p)
 	}
+	if c := e.Corpus; c != nil && c.HF != "" && c.Commit != "" && c.SHA256 != "" {
+		out = append(out, lock.Pin{Request: lock.CorpusKey(c.HF, c.Revision, c.Path), Commit: c.Commit,
+			Files: []lock.FileLock{{Path: c.Path, Size: c.Size, SHA256: c.SHA256, BlobID: c.BlobID}}, Artifacts: []string{ModelTag(c.SHA256)}})
+	}
 	return out
+}
+
+// hubPin is the pin of a hub model's request, nil for a model read from
+// a local path or with a file the lock holds no sha256 of.
+func hubPin(m lock.ModelLock) *lock.Pin {
+	if m.Requested.HF == "" || m.Requested.Path != "" || m.Commit == "" || len(m.Files) == 0 {
+		return nil
+	}
+	p := lock.Pin{Request: lock.HubKey(m.Requested.HF, m.Requested.Revision, m.Requested.Files), Commit: m.Commit, Files: m.Files}
+	for _, f := range m.Files {
+		if f.SHA256 == "" {
+			return nil
+		}
+		p.Artifacts = append(p.Artifacts, ModelTag(f.SHA256))
+	}
+	return &p
 }
 
 // PushPin archives p under [PinTag] once the archive holds every artifact

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -85,7 +86,7 @@ func (s *Substituter) Substituted(kind, key string) bool {
 // cannot be reached or logged in to (warned about through Warn); bytes
 // that do not hash to sha are refused, naming the artifact.
 func (s *Substituter) SubstituteModel(ctx context.Context, what, sha string, size int64, dest string) (bool, error) {
-	return s.bring(ctx, ModelTag(sha), "model", what, "model file "+what, func() error {
+	return s.bring(ctx, ModelTag(sha), "model", what, strings.TrimSuffix(fileWhat(what, ""), " ()"), func() error {
 		return s.A.FetchModelFile(ctx, what, sha, size, dest, nil)
 	})
 }

@@ -39,11 +39,12 @@ over plain HTTP.
 
 Each input is an artifact under a tag derived from what the lock pins,
 its layers content-addressed by the sha256 the lock or the build recorded:
-model-<sha256> (a GGUF with Docker Model Runner's media types),
+model-<sha256> (a model file, a GGUF with Docker Model Runner's media
+types, or a hub corpus),
 build-<build id> (a build cache entry), install-<key> (an npm engine
 install), source-<commit> (the engine's git source), and pin-<sha256> (what
-a request, a git ref, a hub revision or an npm range, resolved to: 'rigor
-lock' takes it when upstream is gone). What the registry holds is not sent
+a request, a git ref, a hub revision, a hub corpus or an npm range,
+resolved to: 'rigor lock' takes it when upstream is gone). What the registry holds is not sent
 again.
 
 Once pushed, 'rigor build' and 'rigor run' with the same --archive take a
@@ -137,6 +138,10 @@ func (e *env) withArchive(ctx context.Context, offline bool, say func(string)) (
 	}
 	s := &archive.Substituter{A: a, TmpDir: e.cfg().Cache, Warn: func(m string) { say("warning: " + m) },
 		Fetching: func(kind, key string) {
+			if kind == "model" && strings.HasPrefix(key, "corpus ") {
+				say(fmt.Sprintf("fetching %s from the archive %s", key, a.Addr))
+				return
+			}
 			if kind == "model" {
 				say(fmt.Sprintf("fetching model file %s from the archive %s", key, a.Addr))
 				return
@@ -169,6 +174,9 @@ type archiveItem struct {
 	// directory, an endpoint): not counted as missing.
 	Outside bool `json:"outside,omitempty"`
 	path    string
+	// blob is where a hub file's bytes go in the Hugging Face cache (path
+	// is the snapshot's link to it); empty for any other file.
+	blob    string
 	key     string // a build id or install key
 	patches []archive.SourceFile
 }
@@ -217,10 +225,11 @@ func (e *env) modelItems(t *archiveTarget) []*archiveItem {
 	case m.Synthetic != nil:
 		items = append(items, &archiveItem{ID: t.x.ID, Kind: "model", What: "synthetic model", SHA256: m.Synthetic.SHA256, Size: m.Synthetic.Size,
 			path: lock.SyntheticPath(c.Cache, m.Synthetic.SHA256)})
-	case m.Requested.HF != "":
+	case m.Requested.HF != "" && m.Requested.Path == "":
 		for _, f := range m.Files {
 			it := &archiveItem{ID: t.x.ID, Kind: "model", What: m.Requested.HF + "/" + f.Path, SHA256: f.SHA256, Size: f.Size,
-				path: hf.SnapshotPath(c.HFCache, m.Requested.HF, m.Commit, f.Path)}
+				path: hf.SnapshotPath(c.HFCache, m.Requested.HF, m.Commit, f.Path),
+				blob: hf.BlobPath(c.HFCache, m.Requested.HF, hf.FileInfo{SHA256: f.SHA256, LFS: true})}
 			if f.SHA256 == "" {
 				it.Note = "the lock holds no sha256 of this small git file: not archived"
 			}
@@ -238,6 +247,30 @@ func (e *env) modelItems(t *archiveTarget) []*archiveItem {
 		}
 	}
 	return items
+}
+
+// fileItems are the model files of a lock that carry a sha256 and its hub
+// corpus, if any.
+func (e *env) fileItems(t *archiveTarget) []*archiveItem {
+	items := e.modelItems(t)
+	if it := e.corpusItem(t); it != nil {
+		items = append(items, it)
+	}
+	return items
+}
+
+// corpusItem is the hub corpus a lock pins (quality.measure.corpus), nil
+// for none or a corpus of the module. It is archived as a hub model file
+// is, content-addressed: model-<sha256>.
+func (e *env) corpusItem(t *archiveTarget) *archiveItem {
+	cl := t.entry.Corpus
+	if cl == nil || cl.HF == "" || cl.Commit == "" || cl.SHA256 == "" {
+		return nil
+	}
+	c := e.cfg()
+	return &archiveItem{ID: t.x.ID, Kind: "corpus", What: "corpus " + cl.HF + "/" + cl.Path, SHA256: cl.SHA256, Size: cl.Size,
+		Tag: archive.ModelTag(cl.SHA256), path: hf.SnapshotPath(c.HFCache, cl.HF, cl.Commit, cl.Path),
+		blob: hf.BlobPath(c.HFCache, cl.HF, hf.FileInfo{SHA256: cl.SHA256, BlobID: cl.BlobID, LFS: cl.BlobID == ""})}
 }
 
 // engineItem describes the prepared engine of a lock as an archive item:
@@ -409,7 +442,7 @@ func (c *archivePushCmd) Run(e *env) (err error) {
 				return err
 			}
 		}
-		for _, it := range e.modelItems(t) {
+		for _, it := range e.fileItems(t) {
 			if it.SHA256 == "" {
 				fmt.Fprintf(e.stderr, "rigor: %s: %s: %s\n", t.x.ID, it.What, it.Note)
 				continue
@@ -418,6 +451,9 @@ func (c *archivePushCmd) Run(e *env) (err error) {
 				if it.What == "synthetic model" {
 					fmt.Fprintf(e.stderr, "rigor: %s: the synthetic model is not written yet (rigor writes it again from the lock): not archived\n", t.x.ID)
 					continue
+				}
+				if it.Kind == "corpus" {
+					return withHint(fmt.Errorf("%s: the %s is not on this machine (%s)", t.x.ID, it.What, it.path), "run 'rigor run "+t.x.ID+"' first: it downloads the corpus")
 				}
 				return withHint(fmt.Errorf("%s: model file %s is not on this machine (%s)", t.x.ID, it.What, it.path), "run 'rigor pull "+t.x.ID+"' first")
 			}
@@ -595,7 +631,7 @@ func (c *archivePullCmd) Run(e *env) (err error) {
 				fmt.Fprintf(e.stdout, "%s %s  %s\n", state, it.Tag, it.What)
 			}
 		}
-		for _, it := range e.modelItems(t) {
+		for _, it := range e.fileItems(t) {
 			if it.SHA256 == "" {
 				continue
 			}
@@ -653,12 +689,10 @@ func (e *env) pullSource(ctx context.Context, a *archive.Archive, t *archiveTarg
 // machine keeps it: a hub file into the Hugging Face cache's layout (the
 // blob by its sha256, the snapshot's link to it), any other at its path.
 func (e *env) fetchModel(ctx context.Context, a *archive.Archive, t *archiveTarget, it *archiveItem, progress func(int64)) error {
-	m := t.entry.Model
-	if m.Requested.HF == "" {
+	if it.blob == "" {
 		return a.FetchModelFile(ctx, it.What, it.SHA256, it.Size, it.path, progress)
 	}
-	c := e.cfg()
-	blob := hf.BlobPath(c.HFCache, m.Requested.HF, hf.FileInfo{SHA256: it.SHA256, LFS: true})
+	blob := it.blob
 	if err := a.FetchModelFile(ctx, it.What, it.SHA256, it.Size, blob, progress); err != nil {
 		return err
 	}
@@ -710,7 +744,7 @@ func (c *archiveCheckCmd) Run(e *env) error {
 			src.patches = sourcePatches(t)
 			items = append(items, src)
 		}
-		items = append(items, e.modelItems(t)...)
+		items = append(items, e.fileItems(t)...)
 		for _, p := range archive.PinsOf(t.entry) {
 			items = append(items, &archiveItem{ID: t.x.ID, Kind: archive.KindPin, What: p.Request, Tag: archive.PinTag(p.Request)})
 		}
@@ -823,7 +857,8 @@ func (archivePushCmd) Help() string {
 this machine's caches (a build cache entry by its build id, or an npm
 install such as node-llama-cpp's by its key; built or installed first if it
 is not there yet) and every model file with a sha256 in the lock (hub
-files from the Hugging Face cache, local files, the synthetic model). Each
+files from the Hugging Face cache, local files, the synthetic model) and
+the hub corpus of a quality measurement. Each
 blob is content-addressed and sent only when the registry lacks it; a file
 that no longer hashes to the lock is not archived.
 
@@ -836,7 +871,7 @@ func (archivePullCmd) Help() string {
 	return `Brings the archived inputs of the experiments into this machine's caches
 without building, installing or downloading from upstream: the engine's
 build or install (checked against the hashes its build or npm recorded)
-and the model files (checked against the lock's sha256; a hub file goes
+and the model files and hub corpus (checked against the lock's sha256; a hub file goes
 into the Hugging Face cache's layout). A blob whose bytes do not match is
 refused, naming the artifact.
 
@@ -868,7 +903,7 @@ func (e *env) pullFromArchive(ctx context.Context, root string, x *spec.Experime
 	}
 	t := &archiveTarget{root: root, x: x, entry: entry}
 	n := 0
-	for _, it := range e.modelItems(t) {
+	for _, it := range e.fileItems(t) {
 		if sum, _, err := lock.HashFile(ctx, it.path); err == nil && (it.SHA256 == "" || sum == it.SHA256) {
 			continue
 		}
@@ -925,7 +960,7 @@ func (e *env) archivedGone(ctx context.Context, set *spec.Set, gone []lock.Gone)
 					break
 				}
 			}
-		case lock.DriftModelFile:
+		case lock.DriftModelFile, lock.DriftCorpus:
 			if g.SHA256 == "" {
 				g.Why += "; the lock holds no sha256 of this small git file, so no archive holds it"
 				break

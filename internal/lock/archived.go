@@ -21,7 +21,7 @@ import (
 // ref that moved upstream is still a drift, the user's to take.
 type Archive interface {
 	// Pin returns the archived pin of the request key ([GitKey],
-	// [HubKey], [NPMKey]), nil when the archive holds none. A pin whose
+	// [HubKey], [RevisionKey], [CorpusKey], [NPMKey]), nil when the archive holds none. A pin whose
 	// content the archive does not hold is an error, never a pin.
 	Pin(ctx context.Context, key string) (*Pin, error)
 	// RestoreSource brings an archived commit into the cache's git
@@ -74,6 +74,27 @@ func HubKey(repo, rev string, files []string) string {
 	return "hf " + repo + "@" + rev + " " + string(b)
 }
 
+// RevisionKey is the request key of a hub model read from a local path
+// (hf and path: a local copy of the repo): only its revision is resolved
+// on the hub, to the commit the lock pins; its files are the module's.
+func RevisionKey(repo, rev string) string {
+	if rev == "" {
+		rev = "main"
+	}
+	return "hf-revision " + repo + "@" + rev
+}
+
+// CorpusKey is the request key of a hub corpus (quality.measure.corpus):
+// the repo, the revision (main when none is written) and the one file.
+// It is not a [HubKey]: a model's pin carries its files' GGUF facts, a
+// corpus's does not, and the two must not replace each other's pins.
+func CorpusKey(repo, rev, file string) string {
+	if rev == "" {
+		rev = "main"
+	}
+	return "corpus " + repo + "@" + rev + " " + file
+}
+
 // NPMKey is the request key of an npm engine: the package, the range and
 // the platform package the range's version is pinned with.
 func NPMKey(pkg, rng, platform string) string {
@@ -98,6 +119,10 @@ func DecodePin(b []byte, key string) (*Pin, error) {
 		return nil, fmt.Errorf("its commit %q is not 40 hex digits", p.Commit)
 	case kind == "hf" && (!hex40.MatchString(p.Commit) || len(p.Files) == 0):
 		return nil, errors.New("it holds no commit and files of the revision")
+	case kind == "hf-revision" && !hex40.MatchString(p.Commit):
+		return nil, errors.New("it holds no commit of the revision")
+	case kind == "corpus" && (!hex40.MatchString(p.Commit) || len(p.Files) != 1 || !strings.HasSuffix(key, " "+p.Files[0].Path)):
+		return nil, errors.New("it holds no commit and file of the corpus")
 	case kind == "npm" && (p.NPM == nil || p.NPM.Version == "" || p.NPM.Integrity == ""):
 		return nil, errors.New("it holds no npm version and integrity")
 	}
@@ -112,7 +137,8 @@ func DecodePin(b []byte, key string) (*Pin, error) {
 // FromArchive is an input a lock took from the archive because its
 // upstream was gone, could not be reached or (offline) was not cached.
 type FromArchive struct {
-	// ID is the experiment; Input is [InputEngine] or [InputModel].
+	// ID is the experiment; Input is [InputEngine], [InputModel] or
+	// [DriftCorpus].
 	ID    string `json:"id"`
 	Input string `json:"input"`
 	// Request names what was asked ("engine@v2", "org/tiny-GGUF@main");

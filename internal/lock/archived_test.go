@@ -145,6 +145,29 @@ func TestDecodePin(t *testing.T) {
 	if _, err := DecodePin([]byte(`{"request": "`+strings.ReplaceAll(hub, `"`, `\"`)+`", "commit": "`+c+`", "files": [{"path": "m.gguf", "size": 1}]}`), hub); err == nil || !strings.Contains(err.Error(), "has no sha256") {
 		t.Errorf("a hub pin with a file without sha256: %v", err)
 	}
+	corpus := CorpusKey("o/texts", "", "c.txt")
+	if corpus != "corpus o/texts@main c.txt" || corpus == HubKey("o/texts", "", []string{"c.txt"}) {
+		t.Errorf("CorpusKey = %q: a corpus's key is its own, not a model's", corpus)
+	}
+	sha := strings.Repeat("b", 64)
+	for _, tc := range []struct{ files, want string }{
+		{`[{"path": "c.txt", "size": 1, "sha256": "` + sha + `"}]`, ""},
+		{`[{"path": "other.txt", "size": 1, "sha256": "` + sha + `"}]`, "no commit and file of the corpus"},
+		{`[]`, "no commit and file of the corpus"},
+		{`[{"path": "c.txt", "size": 1}]`, "has no sha256"},
+	} {
+		_, err := DecodePin([]byte(`{"request": "`+corpus+`", "commit": "`+c+`", "files": `+tc.files+`}`), corpus)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("corpus pin with files %s: %v, want %q", tc.files, err, tc.want)
+		}
+	}
+	rev := RevisionKey("o/m", "")
+	if _, err := DecodePin([]byte(`{"request": "`+rev+`", "commit": "abc"}`), rev); err == nil || !strings.Contains(err.Error(), "no commit of the revision") {
+		t.Errorf("a revision pin without a commit: %v", err)
+	}
+	if _, err := DecodePin([]byte(`{"request": "`+rev+`", "commit": "`+c+`"}`), rev); err != nil {
+		t.Errorf("a revision pin: %v", err)
+	}
 	npm := NPMKey("node-llama-cpp", "^3", "@node-llama-cpp/linux-x64")
 	if _, err := DecodePin([]byte(`{"request": "`+npm+`"}`), npm); err == nil || !strings.Contains(err.Error(), "no npm version") {
 		t.Errorf("an npm pin without a version: %v", err)

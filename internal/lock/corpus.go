@@ -75,6 +75,22 @@ func (r *Resolver) lockCorpus(ctx context.Context, x *spec.Experiment, old *Corp
 		return fail(&hintedError{msg: fmt.Sprintf("offline: the corpus %s is not locked yet, and resolving it needs the hub", c),
 			hint: "run without --offline (and without HF_HUB_OFFLINE) to lock it"})
 	}
+	cl, err := r.hubCorpus(ctx, c)
+	if err != nil {
+		what := c.HF + "@" + c.Rev() + " " + c.File
+		p, aerr := r.fromArchive(ctx, x.ID, DriftCorpus, what, CorpusKey(c.HF, c.Rev(), c.File), err)
+		if aerr != nil {
+			return fail(aerr)
+		}
+		f := p.Files[0]
+		return &CorpusLock{Path: c.File, HF: c.HF, Revision: c.Revision, Commit: p.Commit, Size: f.Size, SHA256: f.SHA256, BlobID: f.BlobID}, nil
+	}
+	return cl, nil
+}
+
+// hubCorpus locks a hub corpus from the hub.
+func (r *Resolver) hubCorpus(ctx context.Context, c spec.Corpus) (*CorpusLock, error) {
+	fail := func(err error) (*CorpusLock, error) { return nil, err }
 	if err := r.probeHub(ctx); err != nil {
 		return fail(err)
 	}
@@ -149,10 +165,21 @@ func (e *CorpusFileError) Hint() string {
 	return "remove it: the next run downloads the locked bytes again (the lock pins the commit and the sha256)"
 }
 
+// CorpusMissingError is a hub corpus that is not in the hub cache and
+// could not be downloaded there (no hub, or the hub failed): an archive
+// may stand in.
+type CorpusMissingError struct{ Err error }
+
+func (e *CorpusMissingError) Error() string { return e.Err.Error() }
+
+// Unwrap returns why it could not be downloaded.
+func (e *CorpusMissingError) Unwrap() error { return e.Err }
+
 // HubCorpus returns the bytes of a locked hub corpus from the hub cache,
 // downloading it there first when it is missing (client may be nil when
 // it is there), and refuses bytes that are not the locked ones, naming
-// the file.
+// the file. A corpus it could neither find nor download is a
+// [*CorpusMissingError].
 func HubCorpus(ctx context.Context, client *hf.Client, hfCache string, c *CorpusLock) ([]byte, error) {
 	if c == nil || c.HF == "" || c.Commit == "" {
 		return nil, errors.New("the corpus is not a locked hub file")
@@ -160,7 +187,7 @@ func HubCorpus(ctx context.Context, client *hf.Client, hfCache string, c *Corpus
 	p := hf.SnapshotPath(hfCache, c.HF, c.Commit, c.Path)
 	if _, err := os.Stat(p); err != nil {
 		if client == nil {
-			return nil, fmt.Errorf("corpus %s@%s: %s is not in the hub cache, and there is no hub to download it from", c.HF, short(c.Commit), c.Path)
+			return nil, &CorpusMissingError{fmt.Errorf("corpus %s@%s: %s is not in the hub cache, and there is no hub to download it from", c.HF, short(c.Commit), c.Path)}
 		}
 		info := hf.FileInfo{Path: c.Path, Size: c.Size, SHA256: c.SHA256, BlobID: c.BlobID, LFS: c.BlobID == ""}
 		// refs/<revision> as rigor pull writes it: a revision that is the
@@ -170,7 +197,7 @@ func HubCorpus(ctx context.Context, client *hf.Client, hfCache string, c *Corpus
 			opts.Revision = c.Commit
 		}
 		if err := client.Download(ctx, c.HF, c.Commit, []hf.FileInfo{info}, opts); err != nil {
-			return nil, fmt.Errorf("downloading the corpus: %w", err)
+			return nil, &CorpusMissingError{fmt.Errorf("downloading the corpus: %w", err)}
 		}
 	}
 	b, err := os.ReadFile(p)

@@ -50,6 +50,8 @@ func (r *Resolver) model(ctx context.Context, x *spec.Experiment, old *ModelLock
 			res, err := r.hubResolve(ctx, m, m.Path == "")
 			if err != nil && m.Path == "" {
 				res, err = r.hubFromArchive(ctx, x.ID, m, err)
+			} else if err != nil {
+				res, err = r.revisionFromArchive(ctx, x.ID, m, err)
 			}
 			if err != nil {
 				return fail(err)
@@ -143,6 +145,17 @@ func (r *Resolver) hubFromArchive(ctx context.Context, id string, m spec.Model, 
 		return nil, err
 	}
 	return &hubResult{commit: p.Commit, files: p.Files}, nil
+}
+
+// revisionFromArchive takes the pin of the revision of a hub model read
+// from a local path from the archive after the hub failed with upErr: the
+// commit only, since its files are the module's, hashed where they are.
+func (r *Resolver) revisionFromArchive(ctx context.Context, id string, m spec.Model, upErr error) (*hubResult, error) {
+	p, err := r.fromArchive(ctx, id, InputModel, m.HF+"@"+m.Rev()+" (files at "+m.Path+")", RevisionKey(m.HF, m.Rev()), upErr)
+	if err != nil {
+		return nil, err
+	}
+	return &hubResult{commit: p.Commit}, nil
 }
 
 // hubFile locks one hub file from the hub itself, never from what the

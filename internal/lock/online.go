@@ -70,7 +70,7 @@ func (d Drift) String() string {
 // archive holds it.
 type Gone struct {
 	// ID is the experiment; Input is [DriftEngine], [DriftModel],
-	// [DriftModelFile] or [DriftNPM]; Source and Ref are as in [Drift]
+	// [DriftModelFile], [DriftCorpus] or [DriftNPM]; Source and Ref are as in [Drift]
 	// (Ref is the commit itself for an input pinned to a commit).
 	ID     string `json:"id"`
 	Input  string `json:"input"`
@@ -79,7 +79,8 @@ type Gone struct {
 	// Locked is what the lock pins (a full commit, an npm version; for a
 	// model file, the model's commit).
 	Locked string `json:"locked"`
-	// Path and SHA256 are the model file's, for [DriftModelFile].
+	// Path and SHA256 are the file's, for [DriftModelFile] and
+	// [DriftCorpus].
 	Path   string `json:"path,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
 	// Why says what the upstream answered.
@@ -96,9 +97,14 @@ type Gone struct {
 // experiment id, without what the archive holds: "engine ref v2:
 // 1c211d55d33b", "engine commit 1c211d55d33b" (pinned to it), "model
 // file org/tiny-GGUF@main: tiny-Q8_0.gguf", "engine npm
-// node-llama-cpp@3.x: 3.22.1".
+// node-llama-cpp@3.x: 3.22.1", "corpus org/texts@main: corpus.txt
+// (0c3d986bbc9c)".
 func (g Gone) String() string {
 	switch {
+	case g.Input == DriftCorpus && g.pinned:
+		return fmt.Sprintf("corpus %s@%s: %s", g.Source, short(g.Locked), g.Path)
+	case g.Input == DriftCorpus:
+		return fmt.Sprintf("corpus %s@%s: %s (%s)", g.Source, g.Ref, g.Path, short(g.Locked))
 	case g.Input == DriftModelFile:
 		ref := g.Ref
 		if g.pinned {
@@ -225,21 +231,71 @@ func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) ([
 		o.n++
 		r.modelDrift(ctx, x.ID, e, &o)
 	}
-	if c := e.Corpus; c != nil && c.HF != "" && c.Commit != "" && !hex40.MatchString(strings.ToLower(c.Revision)) {
+	if c := e.Corpus; c != nil && c.HF != "" && c.Commit != "" {
 		o.n++
-		rev := c.Revision
-		if rev == "" {
-			rev = "main"
-		}
-		commit, err := r.hubRevision(ctx, c.HF, rev)
-		switch {
-		case err != nil:
-			o.errs = append(o.errs, &InputError{ID: x.ID, Input: DriftCorpus, Err: err})
-		case commit != c.Commit:
-			o.ds = append(o.ds, Drift{ID: x.ID, Input: DriftCorpus, Source: "hf://" + c.HF + "/" + c.Path, Ref: rev, Locked: c.Commit, Upstream: commit})
-		}
+		r.corpusDrift(ctx, x.ID, c, &o)
 	}
 	return o.ds, o.gs, o.n, o.errs
+}
+
+// corpusDrift asks the hub about a locked hub corpus as modelDrift does
+// about a model: where its revision points now (not asked when it is
+// pinned as a commit), whether the hub still has the repository and the
+// locked commit, lists the file and serves its bytes. Any of those gone
+// is the corpus gone upstream.
+func (r *Resolver) corpusDrift(ctx context.Context, id string, c *CorpusLock, o *outcome) {
+	rev := c.Revision
+	if rev == "" {
+		rev = "main"
+	}
+	pinned := hex40.MatchString(strings.ToLower(rev))
+	gone := Gone{ID: id, Input: DriftCorpus, Source: c.HF, Ref: rev, Locked: c.Commit, Path: c.Path, SHA256: c.SHA256, pinned: pinned}
+	fail := func(err error) { o.errs = append(o.errs, &InputError{ID: id, Input: DriftCorpus, Err: err}) }
+	upstream := c.Commit
+	if !pinned {
+		commit, err := r.hubRevision(ctx, c.HF, rev)
+		if he := hubGone(err); he != nil {
+			gone.Why = fmt.Sprintf("the hub answered %d %s for %s@%s", he.Status, he.Code, c.HF, rev)
+			o.gs = append(o.gs, gone)
+			return
+		} else if err != nil {
+			fail(err)
+			return
+		}
+		upstream = commit
+	}
+	files, err := r.hubFiles(ctx, c.HF, c.Commit)
+	if he := hubGone(err); he != nil {
+		gone.Why = fmt.Sprintf("the hub answered %d %s for %s@%s", he.Status, he.Code, c.HF, short(c.Commit))
+		if upstream != c.Commit {
+			gone.Why += fmt.Sprintf(", and %s is now %s: history rewritten", rev, short(upstream))
+		}
+		o.gs = append(o.gs, gone)
+		return
+	} else if err != nil {
+		fail(err)
+		return
+	}
+	if upstream != c.Commit {
+		o.ds = append(o.ds, Drift{ID: id, Input: DriftCorpus, Source: "hf://" + c.HF + "/" + c.Path, Ref: rev, Locked: c.Commit, Upstream: upstream})
+	}
+	listed := false
+	for _, f := range files {
+		listed = listed || f.Path == c.Path
+	}
+	if !listed {
+		gone.Why = fmt.Sprintf("the hub no longer lists it at %s", short(c.Commit))
+		o.gs = append(o.gs, gone)
+		return
+	}
+	var he *hf.HubError
+	switch err := r.hubStat(ctx, c.HF, c.Commit, c.Path); {
+	case err != nil && errors.As(err, &he) && he.Code == hf.CodeEntryNotFound:
+		gone.Why = fmt.Sprintf("the hub answered %d %s for it at %s", he.Status, he.Code, short(c.Commit))
+		o.gs = append(o.gs, gone)
+	case err != nil:
+		fail(err)
+	}
 }
 
 // outcome gathers what the upstreams of one entry answered.

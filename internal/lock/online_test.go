@@ -36,6 +36,8 @@ func TestGone_String(t *testing.T) {
 		{Gone{Input: DriftModelFile, Source: "org/m", Ref: "main", Locked: c, Path: "m-Q8_0.gguf"}, "model file org/m@main: m-Q8_0.gguf"},
 		{Gone{Input: DriftModelFile, Source: "org/m", Ref: c, Locked: c, Path: "m-Q8_0.gguf", pinned: true}, "model file org/m@1c211d55d33b: m-Q8_0.gguf"},
 		{Gone{Input: DriftNPM, Source: "node-llama-cpp", Ref: "3.x", Locked: "3.22.1"}, "engine npm node-llama-cpp@3.x: 3.22.1"},
+		{Gone{Input: DriftCorpus, Source: "org/texts", Ref: "main", Locked: c, Path: "corpus.txt"}, "corpus org/texts@main: corpus.txt (1c211d55d33b)"},
+		{Gone{Input: DriftCorpus, Source: "org/texts", Ref: c, Locked: c, Path: "corpus.txt", pinned: true}, "corpus org/texts@1c211d55d33b: corpus.txt"},
 	} {
 		if got := tc.g.String(); got != tc.want {
 			t.Errorf("%+v: got %q, want %q", tc.g, got, tc.want)

@@ -85,12 +85,32 @@ func (r *Runner) substituteModel(ctx context.Context, entry *lock.Entry, i int) 
 	if !ok || f.SHA256 == "" || m.Requested.HF == "" {
 		return false, nil
 	}
-	blob := hf.BlobPath(r.HFCache, m.Requested.HF, hf.FileInfo{SHA256: f.SHA256, LFS: true})
-	ok, err := s.SubstituteModel(ctx, m.Requested.HF+"/"+f.Path, f.SHA256, f.Size, blob)
+	f.BlobID = "" // a model file's blob is named by its sha256, as before
+	return r.substituteHubFile(ctx, s, m.Requested.HF+"/"+f.Path, m.Requested.HF, m.Commit, f)
+}
+
+// substituteCorpus brings the locked hub corpus from ctx's model
+// substituter, if it has one, into the Hugging Face cache's layout.
+func (r *Runner) substituteCorpus(ctx context.Context, c *lock.CorpusLock) (bool, error) {
+	s, ok := buildcache.SubstituterOf(ctx).(ModelSubstituter)
+	if !ok || c.SHA256 == "" {
+		return false, nil
+	}
+	f := lock.FileLock{Path: c.Path, Size: c.Size, SHA256: c.SHA256, BlobID: c.BlobID}
+	return r.substituteHubFile(ctx, s, "corpus "+c.HF+"/"+c.Path, c.HF, c.Commit, f)
+}
+
+// substituteHubFile brings the hub file f of repo@commit from s into the
+// Hugging Face cache: its blob (named by its sha256, or by its git blob
+// id for a file stored in git, as huggingface_hub names them) and the
+// snapshot's link to it.
+func (r *Runner) substituteHubFile(ctx context.Context, s ModelSubstituter, what, repo, commit string, f lock.FileLock) (bool, error) {
+	blob := hf.BlobPath(r.HFCache, repo, hf.FileInfo{SHA256: f.SHA256, BlobID: f.BlobID, LFS: f.BlobID == ""})
+	ok, err := s.SubstituteModel(ctx, what, f.SHA256, f.Size, blob)
 	if err != nil || !ok {
 		return ok, err
 	}
-	link := hf.SnapshotPath(r.HFCache, m.Requested.HF, m.Commit, f.Path)
+	link := hf.SnapshotPath(r.HFCache, repo, commit, f.Path)
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		return false, err
 	}

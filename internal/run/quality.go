@@ -146,7 +146,8 @@ func (r *Runner) measureQuality(ctx context.Context, e engine.Engine, prep *Prep
 // corpus returns the bytes of the locked corpus of an experiment: a
 // module file or a shipped corpus by its name, or a hub file from the hub
 // cache, downloaded there when missing, its sha256 checked against the
-// lock.
+// lock. A corpus neither in the cache nor downloadable (the hub gone) is
+// brought from ctx's model substituter (the archive) when it holds it.
 func (r *Runner) corpus(ctx context.Context, prep *Prepared) ([]byte, error) {
 	c := prep.Experiment.Spec.Quality.Measure.Corpus
 	if !c.Hub() {
@@ -160,7 +161,19 @@ func (r *Runner) corpus(ctx context.Context, prep *Prepared) ([]byte, error) {
 	if r.Offline {
 		hub = nil
 	}
-	return lock.HubCorpus(ctx, hub, r.HFCache, cl)
+	b, err := lock.HubCorpus(ctx, hub, r.HFCache, cl)
+	var miss *lock.CorpusMissingError
+	if !errors.As(err, &miss) {
+		return b, err
+	}
+	ok, serr := r.substituteCorpus(ctx, cl)
+	if serr != nil {
+		return nil, serr
+	}
+	if !ok {
+		return nil, err
+	}
+	return lock.HubCorpus(ctx, nil, r.HFCache, cl)
 }
 
 func finished(out *Outcome) engine.Finished {
