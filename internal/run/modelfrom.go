@@ -34,7 +34,8 @@ const (
 // substituter when it has one, into the Hugging Face cache's layout (its
 // blob named by the sha256, the snapshot's link to it). It returns, per file of the lock, where its bytes
 // came from: "archive" for a file it brought, "cache" for a hub file that
-// was there, "" for a local file. A file present with other bytes is the
+// was there, "" for a local file (a hub model read from a local path's
+// too: it is read where it is). A file present with other bytes is the
 // error it was (a damaged blob is removed by hand, as the hint says).
 func (r *Runner) verifyModel(ctx context.Context, id string, entry *lock.Entry) ([]string, error) {
 	m := entry.Model
@@ -67,7 +68,7 @@ func (r *Runner) verifyModel(ctx context.Context, id string, entry *lock.Entry) 
 		from[i] = FromArchive
 	}
 	for i := range from {
-		if from[i] == "" && m.Requested.HF != "" {
+		if from[i] == "" && m.Requested.HF != "" && m.Requested.Path == "" {
 			from[i] = FromCache
 		}
 	}
@@ -82,7 +83,7 @@ func (r *Runner) substituteModel(ctx context.Context, entry *lock.Entry, i int) 
 	f := m.Files[i]
 	// A local file is the module's: one that is missing makes the lock
 	// stale before a run gets here (rigor archive pull restores it).
-	if !ok || f.SHA256 == "" || m.Requested.HF == "" {
+	if !ok || f.SHA256 == "" || m.Requested.HF == "" || m.Requested.Path != "" {
 		return false, nil
 	}
 	f.BlobID = "" // a model file's blob is named by its sha256, as before
