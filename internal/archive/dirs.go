@@ -262,7 +262,9 @@ func ModelTag(sha string) string { return "model-" + sha }
 // the lock holds; a GGUF gets Docker Model Runner's media types.
 func (a *Archive) PushModelFile(ctx context.Context, name, path, sha string, size int64, arch string, progress func(int64)) (sent bool, err error) {
 	tag := ModelTag(sha)
-	if ok, err := a.HasArtifact(ctx, tag); err != nil || ok {
+	// A tag that holds other bytes (written by another tool, or damaged)
+	// is pushed again: the artifact rigor writes replaces it.
+	if held, differs, err := a.ModelHas(ctx, sha, size); err != nil || held && differs == "" {
 		return false, err
 	}
 	mt := MediaTypeFile
@@ -290,10 +292,13 @@ func (a *Archive) PushModelFile(ctx context.Context, name, path, sha string, siz
 // archive does not hold it.
 func (a *Archive) FetchModelFile(ctx context.Context, name, sha string, size int64, dest string, progress func(int64)) error {
 	tag := ModelTag(sha)
-	if ok, err := a.HasArtifact(ctx, tag); err != nil {
+	if held, differs, err := a.ModelHas(ctx, sha, size); err != nil {
 		return err
-	} else if !ok {
+	} else if !held {
 		return fmt.Errorf("%s: %w", strings.TrimSuffix(fileWhat(name, ""), " ()"), ErrNotArchived)
+	} else if differs != "" {
+		return &Error{Op: fileWhat(name, tag), Err: fmt.Errorf("%s: refused", differs),
+			Advice: "the archive holds other bytes under the lock's tag; push them again from a machine whose cache holds the locked bytes (rigor archive push)"}
 	}
 	return a.FetchFile(ctx, fileWhat(name, tag), sha, size, dest, 0o644, progress)
 }
@@ -309,6 +314,40 @@ func fileWhat(name, tag string) string {
 		return fmt.Sprintf("%s (%s)", name, tag)
 	}
 	return fmt.Sprintf("model file %s (%s)", name, tag)
+}
+
+// ModelHas says whether the archive holds an artifact under the tag of
+// the model file of sha256 sha (held), and, when it does, what of it is
+// not the lock's file (differs, "" when nothing): a layer of another
+// sha256 or size, or a layer whose blob the registry lacks. A tag is a
+// name anyone with push rights can move; the layer's digest is the proof.
+func (a *Archive) ModelHas(ctx context.Context, sha string, size int64) (held bool, differs string, err error) {
+	art, err := a.FetchArtifact(ctx, ModelTag(sha))
+	if errors.Is(err, ErrNotArchived) {
+		return false, "", nil
+	}
+	if err != nil {
+		return false, "", err
+	}
+	var others []string
+	for _, l := range art.Layers {
+		if LayerSHA256(l) != sha {
+			others = append(others, fmt.Sprintf("sha256 %.12s", LayerSHA256(l)))
+			continue
+		}
+		if l.Size != size {
+			return true, fmt.Sprintf("its layer has %d bytes, but the lock holds %d", l.Size, size), nil
+		}
+		ok, err := a.HasBlob(ctx, sha, size)
+		if err != nil || !ok {
+			return err == nil, "the registry lacks the blob of its layer", err
+		}
+		return true, "", nil
+	}
+	if len(others) == 0 {
+		others = []string{"no layer"}
+	}
+	return true, fmt.Sprintf("the artifact under its tag holds %s, but the lock holds %.12s", strings.Join(others, ", "), sha), nil
 }
 
 // Check says which of tags the archive holds.

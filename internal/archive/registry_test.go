@@ -229,3 +229,49 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("no registry: %v", err)
 	}
 }
+
+// A tag is a name: the registry may hold other bytes under a model file's
+// tag (another tool pushed there, or a repository shared by mistake).
+// check must not call that archived, pull must refuse it naming both
+// sha256s, and push must write the lock's artifact over it.
+func TestModelTagOtherBytes(t *testing.T) {
+	host, user, pw := testRegistry(t)
+	a := open(t, host, randomRepo(t), dockerConfig(t, host, user, pw))
+	ctx := context.Background()
+	pathA, shaA := randomFile(t, 100000)
+	pathB, shaB := randomFile(t, 100000)
+	if _, err := a.PushModelFile(ctx, "a.gguf", pathA, shaA, 100000, "llama", nil); err != nil {
+		t.Fatal(err)
+	}
+	// B's tag names an artifact whose layer is A's blob.
+	art := Artifact{Tag: ModelTag(shaB), ConfigType: MediaTypeModelConfig, Config: []byte("{}"),
+		Layers: []ocispec.Descriptor{Layer(MediaTypeGGUF, "b.gguf", shaA, 100000)}}
+	if err := a.PushArtifact(ctx, art); err != nil {
+		t.Fatal(err)
+	}
+	held, differs, err := a.ModelHas(ctx, shaB, 100000)
+	if err != nil || !held || !strings.Contains(differs, shaA[:12]) || !strings.Contains(differs, shaB[:12]) {
+		t.Fatalf("ModelHas of a tag holding other bytes: %v %q %v, want held and differs naming both", held, differs, err)
+	}
+	if held, differs, err := a.ModelHas(ctx, shaA, 100000); err != nil || !held || differs != "" {
+		t.Fatalf("ModelHas of the right artifact: %v %q %v", held, differs, err)
+	}
+	dest := filepath.Join(t.TempDir(), "b.gguf")
+	err = a.FetchModelFile(ctx, "b.gguf", shaB, 100000, dest, nil)
+	var ae *Error
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "refused") || ae.Hint() == "" {
+		t.Fatalf("fetch of a tag holding other bytes: %v, want refused with a hint", err)
+	}
+	if _, err := os.Stat(dest); err == nil {
+		t.Fatal("a refused model file was written")
+	}
+	if sent, err := a.PushModelFile(ctx, "b.gguf", pathB, shaB, 100000, "llama", nil); err != nil || !sent {
+		t.Fatalf("push over a tag holding other bytes: sent %v, %v; want sent", sent, err)
+	}
+	if held, differs, err := a.ModelHas(ctx, shaB, 100000); err != nil || !held || differs != "" {
+		t.Fatalf("after the push: %v %q %v", held, differs, err)
+	}
+	if err := a.FetchModelFile(ctx, "b.gguf", shaB, 100000, dest, nil); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -170,6 +170,9 @@ type archiveItem struct {
 	Size     int64  `json:"size,omitempty"`
 	SHA256   string `json:"sha256,omitempty"`
 	Note     string `json:"note,omitempty"`
+	// Differs says what of the artifact under the tag is not what the
+	// lock pins (a model file's layer of other bytes): not archived.
+	Differs string `json:"differs,omitempty"`
 	// Outside is an input the archive does not keep (a prebuilt engine
 	// directory, an endpoint): not counted as missing.
 	Outside bool `json:"outside,omitempty"`
@@ -766,6 +769,10 @@ func (c *archiveCheckCmd) Run(e *env) error {
 			if len(lacking) > 0 {
 				it.Note = "the archived source lacks " + strings.Join(lacking, ", ")
 			}
+		} else if it.Kind == "model" {
+			var held bool
+			held, it.Differs, err = a.ModelHas(ctx, it.SHA256, it.Size)
+			ok = held && it.Differs == ""
 		} else {
 			ok, err = a.HasArtifact(ctx, it.Tag)
 		}
@@ -786,6 +793,9 @@ func (c *archiveCheckCmd) Run(e *env) error {
 			state := "archived"
 			if it.Outside {
 				state = "outside "
+			} else if it.Differs != "" {
+				state = "differs "
+				it.Note = it.Differs
 			} else if !it.Archived {
 				state = "missing "
 			}
