@@ -769,7 +769,7 @@ func (c *archiveCheckCmd) Run(e *env) error {
 			if len(lacking) > 0 {
 				it.Note = "the archived source lacks " + strings.Join(lacking, ", ")
 			}
-		} else if it.Kind == "model" {
+		} else if it.Kind == "model" || it.Kind == "corpus" {
 			var held bool
 			held, it.Differs, err = a.ModelHas(ctx, it.SHA256, it.Size)
 			ok = held && it.Differs == ""
