@@ -195,6 +195,8 @@ func (e *env) archiveExperiments(ids []string, missingOK bool) ([]*archiveTarget
 		for _, x := range set.Experiments {
 			if f, err := lock.Read(set.Root, x.Package); err == nil && f.Experiments[x.ID] != nil {
 				ids = append(ids, x.ID)
+			} else {
+				fmt.Fprintf(e.stderr, "rigor: %s is not locked: left out (rigor lock %s)\n", x.ID, x.ID)
 			}
 		}
 		if len(ids) == 0 {
