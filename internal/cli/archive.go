@@ -431,7 +431,7 @@ func (c *archivePushCmd) Run(e *env) (err error) {
 				if it.Kind == archive.KindInstall {
 					installs = append(installs, it.Tag)
 				}
-				bar := newByteProgress(e.stderr, fmt.Sprintf("%s %s", it.Kind, it.What))
+				bar := newByteProgress(e.stderr, fmt.Sprintf("%s %s", it.Kind, it.What), 0)
 				ok, n, err := a.PushDir(ctx, it.Kind, it.key, it.path, markerOf(it.Kind, it.path), e.cfg().Cache, bar.update)
 				bar.done()
 				if err != nil {
@@ -462,7 +462,7 @@ func (c *archivePushCmd) Run(e *env) (err error) {
 				}
 				return withHint(fmt.Errorf("%s: model file %s is not on this machine (%s)", t.x.ID, it.What, it.path), "run 'rigor pull "+t.x.ID+"' first")
 			}
-			bar := newByteProgress(e.stderr, "model "+it.What)
+			bar := newByteProgress(e.stderr, "model "+it.What, it.Size)
 			ok, err := a.PushModelFile(ctx, it.What, it.path, it.SHA256, it.Size, archArch(t.entry), bar.update)
 			bar.done()
 			if err != nil {
@@ -499,7 +499,7 @@ func (e *env) pushSource(ctx context.Context, a *archive.Archive, t *archiveTarg
 			return nil
 		}
 	}
-	bar := newByteProgress(e.stderr, "source "+it.What)
+	bar := newByteProgress(e.stderr, "source "+it.What, 0)
 	ok, n, err := a.PushSource(ctx, t.entry.Engine.Requested.Git, it.path, t.entry.Engine.Commit, patches, e.cfg().Cache, bar.update)
 	bar.done()
 	if err != nil {
@@ -644,7 +644,7 @@ func (c *archivePullCmd) Run(e *env) (err error) {
 				fmt.Fprintf(e.stdout, "cached  %s  %s\n", it.Tag, it.What)
 				continue
 			}
-			bar := newByteProgress(e.stderr, "model "+it.What)
+			bar := newByteProgress(e.stderr, "model "+it.What, it.Size)
 			err := e.fetchModel(ctx, a, t, it, bar.update)
 			bar.done()
 			if errors.Is(err, archive.ErrNotArchived) {
@@ -676,7 +676,7 @@ func (e *env) pullSource(ctx context.Context, a *archive.Archive, t *archiveTarg
 		fmt.Fprintf(e.stdout, "cached  %s  %s\n", it.Tag, it.What)
 		return nil
 	}
-	bar := newByteProgress(e.stderr, "source "+it.What)
+	bar := newByteProgress(e.stderr, "source "+it.What, 0)
 	err := a.FetchSource(ctx, e.cfg().Cache, sourceURL(t), t.entry.Engine.Commit, patches, e.cfg().Cache, bar.update)
 	bar.done()
 	if errors.Is(err, archive.ErrNotArchived) {
@@ -825,17 +825,20 @@ func (c *archiveCheckCmd) Run(e *env) error {
 type byteProgress struct {
 	w     io.Writer
 	label string
+	total int64 // 0: not known
 	mu    sync.Mutex
 	last  time.Time
 	shown bool
 	start time.Time
 }
 
-func newByteProgress(w io.Writer, label string) *byteProgress {
+// newByteProgress shows progress on a terminal, of total bytes when it is
+// known (a model file's size from the lock); nil (nothing) when w is not one.
+func newByteProgress(w io.Writer, label string, total int64) *byteProgress {
 	if _, tty := termFile(w); !tty {
 		return nil
 	}
-	return &byteProgress{w: w, label: label, start: time.Now()}
+	return &byteProgress{w: w, label: label, total: total, start: time.Now()}
 }
 
 func (b *byteProgress) update(n int64) {
@@ -849,7 +852,11 @@ func (b *byteProgress) update(n int64) {
 	}
 	b.last = time.Now()
 	rate := float64(n) / time.Since(b.start).Seconds()
-	fmt.Fprintf(b.w, "\r\033[Krigor: %s: %s (%s/s)", b.label, humanBytes(n), humanBytes(int64(rate)))
+	done := humanBytes(n)
+	if b.total > 0 {
+		done = fmt.Sprintf("%s of %s, %d%%", done, humanBytes(b.total), n*100/b.total)
+	}
+	fmt.Fprintf(b.w, "\r\033[Krigor: %s: %s (%s/s)", b.label, done, humanBytes(int64(rate)))
 	b.shown = true
 }
 

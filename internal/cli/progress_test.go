@@ -35,3 +35,25 @@ $`
 		t.Errorf("progress:\n%s\nwant:\n%s", out.String(), want)
 	}
 }
+
+// TestByteProgress: a model file's progress on a terminal says how much of
+// how much, as a percentage; a blob whose size is not known says only
+// what is done.
+func TestByteProgress(t *testing.T) {
+	var out bytes.Buffer
+	b := &byteProgress{w: &out, label: "model models/m.gguf", total: 400_000_000}
+	b.update(100_000_000)
+	b.done()
+	if !regexp.MustCompile(`^\r\x1b\[Krigor: model models/m\.gguf: 100\.0 MB of 400\.0 MB, 25% \([^)]+/s\)\r\x1b\[K$`).Match(out.Bytes()) {
+		t.Fatalf("with a total: %q", out.String())
+	}
+	out.Reset()
+	b = &byteProgress{w: &out, label: "source engine at 0123456789ab"}
+	b.update(2_000_000)
+	if !regexp.MustCompile(`^\r\x1b\[Krigor: source engine at 0123456789ab: 2\.0 MB \([^)]+/s\)$`).Match(out.Bytes()) {
+		t.Fatalf("without a total: %q", out.String())
+	}
+	if b := newByteProgress(&out, "x", 1); b != nil {
+		t.Fatal("progress on a writer that is no terminal")
+	}
+}
