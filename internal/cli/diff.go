@@ -78,7 +78,9 @@ in something not meant to vary (--strict makes that an error).
 A side is an experiment id (its latest ok run with the other rounds of its
 invocation, for a sweep per point; --all pools every run), a point id, a run
 id, a record file, or any of these followed by @REV for the results as
-committed at a git revision, read without a checkout. Sweeps are matched
+committed at a git revision, read without a checkout. Of an invocation of
+more than 1,000 rounds, 1,000 evenly spaced ones (the latest included) are
+compared, and every format warns so. Sweeps are matched
 point by point by their swept values; points on one side only are listed.
 
 --format html writes one self-contained page (no script, nothing fetched):
@@ -385,8 +387,6 @@ func (c *diffCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	e.warn(a.Warnings)
-	e.warn(b.Warnings)
 	if !(c.Alpha > 0 && c.Alpha < 1) {
 		return fmt.Errorf("--alpha %g: want a level between 0 and 1, e.g. 0.05", c.Alpha)
 	}
@@ -398,6 +398,13 @@ func (c *diffCmd) Run(e *env) error {
 		return err
 	}
 	opts := compare.Options{Alpha: c.Alpha, HistoryAlpha: c.HistoryAlpha, Center: compare.Center(c.Center), Strict: c.Strict, IncludeIncomplete: c.Incomplete, Detect: detect}
+	// A side's sampled rounds are a caveat of the comparison, in every
+	// format; records that could not be read are the command's.
+	var wa, wb []error
+	opts.SampledA, wa = results.SplitSampled(a.Warnings)
+	opts.SampledB, wb = results.SplitSampled(b.Warnings)
+	e.warn(wa)
+	e.warn(wb)
 	sa, sb := sideRuns(a, c.All), sideRuns(b, c.All)
 	opts.History = history(store, sa, sb)
 	rep, cerr := compare.Compare(sa, sb, opts)

@@ -74,6 +74,12 @@ type Options struct {
 	// invocations need for a verdict. nil: no estimate, such rows are
 	// [Untested].
 	History []results.Run
+	// SampledA and SampledB say which points' invocations had more rounds
+	// than [results.MaxRounds] on side A and side B, of which the side's
+	// runs are an evenly spaced sample ([results.SampleRounds]): each is
+	// a warning of the comparison (kind [WarnSampled]), so that every
+	// format of it says what was compared.
+	SampledA, SampledB []*results.Sampled
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -440,6 +446,9 @@ const (
 	// WarnDetect: how many runs would detect the change asked for with
 	// Options.Detect.
 	WarnDetect WarningKind = "detect"
+	// WarnSampled: an invocation had more rounds than results.MaxRounds;
+	// an evenly spaced sample of them was compared ([Options.SampledA]).
+	WarnSampled WarningKind = "sampled"
 )
 
 // Warning is a non-fatal finding of a comparison.
@@ -752,7 +761,8 @@ func Compare(a, b Side, opts Options) (*Report, error) {
 	cache := newConfigCache()
 	rep.Config = configChanges(sa, sb, pairs, cache)
 
-	// Status and mixed-configuration warnings.
+	// Sampled rounds, status and mixed-configuration warnings.
+	rep.Warnings = append(sampledWarnings(opts.SampledA, sa.label), sampledWarnings(opts.SampledB, sb.label)...)
 	for _, sd := range []*side{sa, sb} {
 		if w, ok := statusWarning(sd); ok {
 			rep.Warnings = append(rep.Warnings, w)
@@ -1774,6 +1784,16 @@ func specString(c config, path string) string {
 		}
 	}
 	return ""
+}
+
+// sampledWarnings are a side's [Options.SampledA] or SampledB, labelled
+// with the side.
+func sampledWarnings(sampled []*results.Sampled, label string) []Warning {
+	var out []Warning
+	for _, x := range sampled {
+		out = append(out, Warning{Kind: WarnSampled, Message: label + ": " + x.Error()})
+	}
+	return out
 }
 
 // mixedWarnings reports points whose pooled runs differ in configuration

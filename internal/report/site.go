@@ -273,7 +273,7 @@ func (x *expBuild) diffPage(id string, opts Options) (*compare.Report, *Page, er
 		return nil, nil, nil
 	}
 	// As many rounds of an invocation as `rigor diff` compares, and the
-	// same warning when there are more.
+	// same warning, among the comparison's, when there are more.
 	pa, sampledA := x.boundRounds("previous", pa)
 	pb, sampledB := x.boundRounds("latest", pb)
 	a, err := loadRuns(pa, x.sumOf, x.loadOnce)
@@ -288,7 +288,9 @@ func (x *expBuild) diffPage(id string, opts Options) (*compare.Report, *Page, er
 	for i, s := range x.sums {
 		hist[i] = compare.HistoryRun(s)
 	}
-	rep, err := compare.Compare(compare.Side{Label: "previous", Runs: a}, compare.Side{Label: "latest", Runs: b}, compare.Options{History: hist})
+	sa, _ := results.SplitSampled(sampledA)
+	sb, _ := results.SplitSampled(sampledB)
+	rep, err := compare.Compare(compare.Side{Label: "previous", Runs: a}, compare.Side{Label: "latest", Runs: b}, compare.Options{History: hist, SampledA: sa, SampledB: sb})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -297,11 +299,6 @@ func (x *expBuild) diffPage(id string, opts Options) (*compare.Report, *Page, er
 	if err != nil {
 		return nil, nil, err
 	}
-	var sampled []string
-	for _, w := range append(sampledA, sampledB...) {
-		sampled = append(sampled, w.Error())
-	}
-	page.Warnings = append(sampled, page.Warnings...)
 	html, err := render("diff.html", opts, page.Title, rel(p, "index.html"), page)
 	if err != nil {
 		return nil, nil, err

@@ -171,20 +171,110 @@ func (s *Store) FindAt(ctx context.Context, rev, id string) (*Run, error) {
 }
 
 func revisionRun(v *gitrepo.Revision, f gitrepo.File, name string) (*Run, error) {
+	data, err := readRevision(v, f, name)
+	if err != nil {
+		return nil, err
+	}
+	readCounts.revRuns.Add(1)
+	r, err := Decode(data)
+	return r, namedLoadError(err, name)
+}
+
+// readRevision reads a record at a revision, counted in [Reads].
+func readRevision(v *gitrepo.Revision, f gitrepo.File, name string) ([]byte, error) {
 	data, err := v.Read(f)
 	if err != nil {
 		return nil, &LoadError{Path: name, Err: err}
 	}
-	r, err := Decode(data)
-	if err != nil {
-		var le *LoadError
-		if errors.As(err, &le) {
-			le.Path = name
-			return nil, le
-		}
-		return nil, &LoadError{Path: name, Err: err}
+	readCounts.revRecords.Add(1)
+	readCounts.revBytes.Add(int64(len(data)))
+	return data, nil
+}
+
+// namedLoadError names the record in a decoding error: nil stays nil.
+func namedLoadError(err error, name string) error {
+	if err == nil {
+		return nil
 	}
-	return r, nil
+	var le *LoadError
+	if errors.As(err, &le) {
+		le.Path = name
+		return le
+	}
+	return &LoadError{Path: name, Err: err}
+}
+
+// LatestAt is [Store.Latest] at a git revision: the latest run of each
+// point the filter selects with the other rounds of its invocation, at
+// most [MaxRounds] of them per point (an evenly spaced sample beyond, and
+// a *[Sampled] warning among the warnings). Each record of the experiment
+// at the revision is read once and summarized (no index holds it), one
+// at a time; only the runs chosen are decoded whole and kept, so its
+// memory and the comparison's work do not grow with the rounds of an
+// invocation (issue 30: `diff EXP@REV` kept every round). Records that
+// cannot be decoded are warnings, as in [Store.LoadAt].
+func (s *Store) LatestAt(ctx context.Context, rev string, f Filter) ([]*Run, []error, error) {
+	if err := CheckExperimentID(f.Experiment); err != nil {
+		return nil, nil, err
+	}
+	v, dir, err := s.at(ctx, rev)
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := v.Files(path.Join(dir, f.Experiment))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var sums []*Summary
+	var warnings []error
+	file := map[*Summary]gitrepo.File{}
+	for _, gf := range files {
+		name := path.Base(gf.Path)
+		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		x, err := revisionSummary(v, gf, gf.Path+"@"+rev)
+		if err != nil {
+			warnings = append(warnings, err)
+			continue
+		}
+		if x.Experiment != f.Experiment || (f.Point != "" && !SamePoint(x.Point, f.Point)) {
+			continue
+		}
+		x.Path = gf.Path + "@" + rev
+		sums = append(sums, x)
+		file[x] = gf
+	}
+	pick, sampled := chooseLatest(sums)
+	warnings = append(warnings, sampled...)
+	var runs []*Run
+	for _, x := range pick {
+		r, err := revisionRun(v, file[x], x.Path)
+		if err != nil {
+			warnings = append(warnings, err)
+			continue
+		}
+		runs = append(runs, r)
+	}
+	SortRuns(runs)
+	return runs, warnings, nil
+}
+
+// revisionSummary reads a record at a revision and decodes only its
+// summary's identity ([decodeSummary]).
+func revisionSummary(v *gitrepo.Revision, f gitrepo.File, name string) (*Summary, error) {
+	data, err := readRevision(v, f, name)
+	if err != nil {
+		return nil, err
+	}
+	x, err := decodeSummary(data)
+	return x, namedLoadError(err, name)
 }
 
 // maxSyncedRecord bounds the size of a record a results branch brings:

@@ -530,6 +530,21 @@ func (s *Store) Latest(f Filter) ([]*Run, []error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	pick, sampled := chooseLatest(sums)
+	paths := make([]string, len(pick))
+	for i, x := range pick {
+		paths[i] = x.Path
+	}
+	runs, more := loadAll(paths)
+	SortRuns(runs)
+	return runs, append(append(warnings, sampled...), more...), nil
+}
+
+// chooseLatest picks of an experiment's summaries the latest run of each
+// point ([LatestPerPoint]) with the other rounds of its invocation, at
+// most [MaxRounds] of them per point ([SampleRounds], whose warnings it
+// returns): the runs [Store.Latest] and [Store.LatestAt] read whole.
+func chooseLatest(sums []*Summary) ([]*Summary, []error) {
 	pick := latestSummaries(sums)
 	inv := map[string]string{}
 	chosen := map[*Summary]bool{}
@@ -545,6 +560,7 @@ func (s *Store) Latest(f Filter) ([]*Run, []error, error) {
 			rounds[normPoint(x.Point)] = append(rounds[normPoint(x.Point)], x)
 		}
 	}
+	var warnings []error
 	for _, x := range pick { // the range is of the latest runs only
 		more, w := SampleRounds("latest", x, rounds[normPoint(x.Point)])
 		if w != nil {
@@ -552,13 +568,7 @@ func (s *Store) Latest(f Filter) ([]*Run, []error, error) {
 		}
 		pick = append(pick, more...)
 	}
-	paths := make([]string, len(pick))
-	for i, x := range pick {
-		paths[i] = x.Path
-	}
-	runs, more := loadAll(paths)
-	SortRuns(runs)
-	return runs, append(warnings, more...), nil
+	return pick, warnings
 }
 
 // MaxRounds bounds the rounds of one invocation [Store.Latest] reads per
@@ -572,15 +582,46 @@ var MaxRounds = 1000
 // invocation in the warning ("latest"). Beyond [MaxRounds] rounds in all,
 // it keeps of others those among MaxRounds rounds evenly spaced in start
 // order (the first and the last), chosen being compared anyway, and the
-// warning says so; else it returns others and nil. `rigor diff` and the
-// report's diff page choose the same rounds and say the same.
+// warning, a *[Sampled], says so; else it returns others and nil. `rigor
+// diff` and the report's diff page choose the same rounds and say the
+// same.
 func SampleRounds(which string, chosen *Summary, others []*Summary) ([]*Summary, error) {
 	if len(others)+1 <= MaxRounds {
 		return others, nil
 	}
-	w := fmt.Errorf("point %s: its %s invocation %s has %d rounds; %d of them, evenly spaced in time and the latest included, are compared", chosen.Point, which, chosen.Invocation, len(others)+1, MaxRounds)
+	w := &Sampled{Point: chosen.Point, Which: which, Invocation: chosen.Invocation, Rounds: len(others) + 1, Kept: MaxRounds}
 	kept := sampleRounds(append(slices.Clone(others), chosen), MaxRounds)
 	return slices.DeleteFunc(kept, func(y *Summary) bool { return y == chosen }), w
+}
+
+// Sampled is the warning of [SampleRounds]: the invocation of a point had
+// more rounds than [MaxRounds], and only Kept of its Rounds are compared.
+// A comparison carries it among its caveats (compare.Side.Sampled), so
+// that every format of a diff says it.
+type Sampled struct {
+	// Point is the point's id; Which names the invocation ("latest",
+	// "previous"), Invocation is its id.
+	Point, Which, Invocation string
+	Rounds, Kept             int
+}
+
+func (s *Sampled) Error() string {
+	return fmt.Sprintf("point %s: its %s invocation %s has %d rounds; %d of them, evenly spaced in time and the latest included, are compared", s.Point, s.Which, s.Invocation, s.Rounds, s.Kept)
+}
+
+// SplitSampled separates the [Sampled] warnings from the others (records
+// that could not be loaded, say): the first belong to the comparison, the
+// second to the command.
+func SplitSampled(warnings []error) (sampled []*Sampled, others []error) {
+	for _, w := range warnings {
+		var s *Sampled
+		if errors.As(w, &s) {
+			sampled = append(sampled, s)
+		} else {
+			others = append(others, w)
+		}
+	}
+	return sampled, others
 }
 
 // sampleRounds keeps n of the rounds, evenly spaced in start order (the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+	"time"
 )
 
 // LoadError says why a record file could not be loaded: the file, and what
@@ -72,38 +73,72 @@ func Load(path string) (*Run, error) {
 // metric without a name are errors. Errors are *[LoadError]s without a
 // path.
 func Decode(data []byte) (*Run, error) {
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
-		return nil, &LoadError{Err: fmt.Errorf("empty file: %w", ErrTruncated)}
-	}
-	if trimmed[0] != '{' {
-		line, col := position(data, bytes.Index(data, trimmed[:1]))
-		return nil, &LoadError{Line: line, Col: col, Err: errors.New("not a run record: expected a JSON object")}
-	}
 	var r Run
-	if err := json.Unmarshal(data, &r); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se) && se.Error() == "unexpected end of JSON input":
-			return nil, &LoadError{Err: fmt.Errorf("%w: the JSON ends after %d bytes", ErrTruncated, len(data))}
-		case errors.As(err, &se):
-			line, col := position(data, int(se.Offset)-1)
-			return nil, &LoadError{Line: line, Col: col, Err: fmt.Errorf("malformed JSON: %s", se.Error())}
-		case errors.As(err, &te):
-			line, col := position(data, int(te.Offset)-1)
-			field := te.Field
-			if field == "" {
-				field = "value"
-			}
-			return nil, &LoadError{Line: line, Col: col, Err: fmt.Errorf("%s: got JSON %s, want %s", field, te.Value, te.Type)}
-		}
-		return nil, &LoadError{Err: fmt.Errorf("malformed record: %v", err)}
+	if err := unmarshalRecord(data, &r); err != nil {
+		return nil, err
 	}
 	if err := check(&r); err != nil {
 		return nil, &LoadError{Err: err}
 	}
 	return &r, nil
+}
+
+// decodeSummary decodes of a record only what choosing the runs to
+// compare needs (id, experiment, point, start, status, invocation), with
+// [Decode]'s checks of those fields: the metrics, samples and
+// configuration are parsed over, not kept.
+func decodeSummary(data []byte) (*Summary, error) {
+	var h struct {
+		Schema     int       `json:"schema"`
+		ID         string    `json:"id"`
+		Experiment string    `json:"experiment"`
+		Point      string    `json:"point"`
+		Status     string    `json:"status"`
+		Invocation string    `json:"invocation"`
+		Start      time.Time `json:"start"`
+	}
+	if err := unmarshalRecord(data, &h); err != nil {
+		return nil, err
+	}
+	r := Run{Schema: h.Schema, ID: h.ID, Experiment: h.Experiment, Point: h.Point, Status: h.Status}
+	if err := check(&r); err != nil {
+		return nil, &LoadError{Err: err}
+	}
+	return &Summary{ID: h.ID, Experiment: h.Experiment, Point: r.Point, Start: h.Start.UTC(), Status: h.Status, Invocation: h.Invocation}, nil
+}
+
+// unmarshalRecord decodes a record's JSON into v; errors are
+// *[LoadError]s without a path, saying where the JSON is broken.
+func unmarshalRecord(data []byte, v any) error {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return &LoadError{Err: fmt.Errorf("empty file: %w", ErrTruncated)}
+	}
+	if trimmed[0] != '{' {
+		line, col := position(data, bytes.Index(data, trimmed[:1]))
+		return &LoadError{Line: line, Col: col, Err: errors.New("not a run record: expected a JSON object")}
+	}
+	err := json.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se) && se.Error() == "unexpected end of JSON input":
+		return &LoadError{Err: fmt.Errorf("%w: the JSON ends after %d bytes", ErrTruncated, len(data))}
+	case errors.As(err, &se):
+		line, col := position(data, int(se.Offset)-1)
+		return &LoadError{Line: line, Col: col, Err: fmt.Errorf("malformed JSON: %s", se.Error())}
+	case errors.As(err, &te):
+		line, col := position(data, int(te.Offset)-1)
+		field := te.Field
+		if field == "" {
+			field = "value"
+		}
+		return &LoadError{Line: line, Col: col, Err: fmt.Errorf("%s: got JSON %s, want %s", field, te.Value, te.Type)}
+	}
+	return &LoadError{Err: fmt.Errorf("malformed record: %v", err)}
 }
 
 func check(r *Run) error {
@@ -179,6 +214,7 @@ func readNoFollow(path string) ([]byte, error) {
 // readCounts is what this process has read of the store; see [Reads].
 var readCounts struct {
 	records, bytes, dirEntries, indexBytes atomic.Int64
+	revRecords, revBytes, revRuns          atomic.Int64
 }
 
 // ReadCounts counts what a process has read of the results store.
@@ -191,11 +227,17 @@ type ReadCounts struct {
 	DirEntries int64
 	// IndexBytes counts the bytes of the run-id map read (ids.go).
 	IndexBytes int64
+	// RevisionRecords and RevisionBytes count the records read at a git
+	// revision (ID@REV) and their bytes; RevisionRuns those of them
+	// decoded whole into runs, the others being only summarized to choose
+	// the runs to compare ([Store.LatestAt]).
+	RevisionRecords, RevisionBytes, RevisionRuns int64
 }
 
 // Reads returns what this process has read of results stores so far:
 // tests assert by these counts, not by times, that a verb's cost does not
 // grow with the records of other experiments.
 func Reads() ReadCounts {
-	return ReadCounts{Records: readCounts.records.Load(), Bytes: readCounts.bytes.Load(), DirEntries: readCounts.dirEntries.Load(), IndexBytes: readCounts.indexBytes.Load()}
+	return ReadCounts{Records: readCounts.records.Load(), Bytes: readCounts.bytes.Load(), DirEntries: readCounts.dirEntries.Load(), IndexBytes: readCounts.indexBytes.Load(),
+		RevisionRecords: readCounts.revRecords.Load(), RevisionBytes: readCounts.revBytes.Load(), RevisionRuns: readCounts.revRuns.Load()}
 }

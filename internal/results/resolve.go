@@ -28,7 +28,9 @@ type Selection struct {
 	// Runs are the runs it names, in start order: one for a run or a
 	// file, every recorded run for an experiment or a point.
 	Runs []*Run
-	// Warnings are records left out because they could not be loaded.
+	// Warnings are records left out because they could not be loaded,
+	// and, of [Store.ResolveLatest], a *[Sampled] per point whose
+	// invocation had more rounds than [MaxRounds].
 	Warnings []error
 }
 
@@ -65,9 +67,11 @@ func (s *Store) Resolve(ctx context.Context, ref string) (*Selection, error) {
 
 // ResolveLatest is [Store.Resolve] keeping only the latest run of each
 // point of an experiment or a point, with the other rounds of its
-// invocation ([LatestInvocationPerPoint]). In the working
-// tree the runs are chosen by the index ([Store.Latest]) and only those
-// records are read.
+// invocation ([LatestInvocationPerPoint]), at most [MaxRounds] of them
+// (a *[Sampled] among the warnings says when there were more). In the
+// working tree the runs are chosen by the index ([Store.Latest]) and only
+// those records are read; at a revision every record of the experiment is
+// summarized and only those are decoded whole ([Store.LatestAt]).
 func (s *Store) ResolveLatest(ctx context.Context, ref string) (*Selection, error) {
 	return s.resolve(ctx, ref, true)
 }
@@ -128,12 +132,11 @@ func (s *Store) resolve(ctx context.Context, ref string, latest bool) (*Selectio
 			runs, warnings, err = s.Latest(f)
 		case rev == "":
 			runs, warnings, err = s.List(f)
+		case latest:
+			runs, warnings, err = s.LatestAt(ctx, rev, f)
 		default:
 			runs, warnings, err = s.LoadAt(ctx, rev, exp)
 			runs = filterRuns(runs, f)
-			if latest {
-				runs = LatestInvocationPerPoint(runs)
-			}
 		}
 		if err != nil {
 			return nil, err
