@@ -156,6 +156,8 @@ type Archive struct {
 	StateDir string
 	// Resumed, when set, is told when an upload resumes or starts again.
 	Resumed ResumeFunc
+	// cred is the docker credential store's lookup (nil without one).
+	cred auth.CredentialFunc
 }
 
 // Open prepares the archive at addr; nothing is sent until it is used.
@@ -178,7 +180,7 @@ func Open(addr Address, opts Options) (*Archive, error) {
 		client.Credential = credentials.Credential(store)
 	}
 	repo.Client = client
-	return &Archive{Addr: addr, repo: repo, StateDir: opts.StateDir}, nil
+	return &Archive{Addr: addr, repo: repo, StateDir: opts.StateDir, cred: client.Credential}, nil
 }
 
 // Error is a failure to talk to the archive, with a hint.
@@ -194,8 +196,13 @@ func (e *Error) Unwrap() error { return e.Err }
 // Hint says what to do.
 func (e *Error) Hint() string { return e.Advice }
 
-// ErrUnauthorized is a registry that refused the credentials (or had none).
+// ErrUnauthorized is a registry that refused the credentials sent.
 var ErrUnauthorized = errors.New("the registry refused the credentials")
+
+// ErrNoCredentials is a registry that asks for credentials when the
+// docker credential store has none for it: nothing was sent, so nothing
+// was refused.
+var ErrNoCredentials = errors.New("the registry asks for credentials")
 
 // ErrUnreachable is a registry that did not answer.
 var ErrUnreachable = errors.New("the registry is unreachable")
@@ -216,11 +223,11 @@ func (a *Archive) wrap(op string, err error) error {
 	var resp *errcode.ErrorResponse
 	unauthorized := errors.As(err, &resp) && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden)
 	if unauthorized || errors.Is(err, auth.ErrBasicCredentialNotFound) {
-		why := fmt.Sprintf("%s asks for credentials and the docker credential store has none for it", a.Addr.Host)
-		if unauthorized {
-			why = fmt.Sprintf("%s answered %d %s", a.Addr.Host, resp.StatusCode, http.StatusText(resp.StatusCode))
+		cause := fmt.Errorf("%w and the docker credential store has none for %s", ErrNoCredentials, a.Addr.Host)
+		if unauthorized && a.hasCredential() {
+			cause = fmt.Errorf("%w (%s answered %d %s)", ErrUnauthorized, a.Addr.Host, resp.StatusCode, http.StatusText(resp.StatusCode))
 		}
-		return &Error{Op: op, Err: fmt.Errorf("%w (%s)", ErrUnauthorized, why),
+		return &Error{Op: op, Err: cause,
 			Advice: fmt.Sprintf("log in to %s with `docker login %s` (or an auths entry in ~/.docker/config.json, or DOCKER_CONFIG); rigor reads the docker credential store and never takes a password in the address", a.Addr.Host, a.Addr.Host)}
 	}
 	var ne net.Error
@@ -230,6 +237,17 @@ func (a *Archive) wrap(op string, err error) error {
 			Advice: "check that the registry is running and the address is right (--archive, RIGOR_ARCHIVE or the module's archive setting)"}
 	}
 	return &Error{Op: op, Err: scrub(err)}
+}
+
+// hasCredential says whether the docker credential store has credentials
+// for the registry: a registry that answers 401 to a request sent without
+// any refused nothing.
+func (a *Archive) hasCredential() bool {
+	if a.cred == nil {
+		return false
+	}
+	c, err := a.cred(context.Background(), a.Addr.Host)
+	return err != nil || c != auth.EmptyCredential
 }
 
 func unwrapURL(err error) error {

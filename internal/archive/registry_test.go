@@ -214,9 +214,20 @@ func TestErrors(t *testing.T) {
 	if strings.Contains(err.Error(), "canary") {
 		t.Fatalf("the error shows the password: %v", err)
 	}
+	// No credentials: nothing was sent, so nothing was refused; the
+	// registry asks for some and the store has none (it said "refused
+	// the credentials" before).
 	noauth := open(t, host, randomRepo(t), "")
-	if err := noauth.Ping(ctx); !errors.Is(err, ErrUnauthorized) {
+	err = noauth.Ping(ctx)
+	if !errors.Is(err, ErrNoCredentials) || errors.Is(err, ErrUnauthorized) || strings.Contains(err.Error(), "refused") ||
+		!strings.Contains(err.Error(), "the registry asks for credentials and the docker credential store has none for "+host) ||
+		!errors.As(err, &ae) || !strings.Contains(ae.Hint(), "docker login "+host) {
 		t.Fatalf("no credentials: %v", err)
+	}
+	// A credential store without an entry for this registry: the same.
+	other := open(t, host, randomRepo(t), dockerConfig(t, "other.example:5000", user, "canary-other"))
+	if err := other.Ping(ctx); !errors.Is(err, ErrNoCredentials) || strings.Contains(err.Error(), "canary") {
+		t.Fatalf("a store without this registry: %v", err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

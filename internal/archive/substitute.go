@@ -53,7 +53,7 @@ func (s *Substituter) bring(ctx context.Context, tag, kind, key, what string, fe
 	if errors.Is(err, ErrNotArchived) {
 		return false, nil
 	}
-	if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrUnauthorized) {
+	if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrNoCredentials) {
 		if s.Warn != nil {
 			s.Warn(fmt.Sprintf("the archive could not be used for %s: %v", what, err))
 		}
