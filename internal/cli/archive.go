@@ -938,10 +938,11 @@ func (e *env) pullFromArchive(ctx context.Context, root string, x *spec.Experime
 }
 
 // archivedGone asks the archive, when one is set, whether it holds each
-// input that is gone upstream (the engine's source with its patches, every
-// model file with a sha256, the engine install), and fills in Archived and
-// Archive. It says whether an archive is set.
-func (e *env) archivedGone(ctx context.Context, set *spec.Set, gone []lock.Gone) (bool, error) {
+// input that is gone upstream or whose upstream could not be asked (the
+// engine's source with its patches, every model file with a sha256, the
+// engine install), and fills in Archived and Archive. It says whether an
+// archive is set.
+func (e *env) archivedGone(ctx context.Context, set *spec.Set, gone []*lock.Gone) (bool, error) {
 	a, err := e.openArchive(false)
 	if err != nil || a == nil {
 		return false, err
@@ -949,8 +950,7 @@ func (e *env) archivedGone(ctx context.Context, set *spec.Set, gone []lock.Gone)
 	if err := a.Ping(ctx); err != nil {
 		return true, archiveError(err)
 	}
-	for i := range gone {
-		g := &gone[i]
+	for _, g := range gone {
 		g.Archive = a.Addr.String()
 		var x *spec.Experiment
 		for _, y := range set.Experiments {

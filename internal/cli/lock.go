@@ -66,6 +66,13 @@ repository, a commit no branch or tag holds any more, even one pinned
 by its sha, a hub file deleted, an npm version unpublished), and
 whether the archive holds it:
   bench/a: model file org/m@main: m.gguf: gone upstream, archived in oci://…
+An upstream that cannot be asked (unreachable, timing out) fails the
+check: each question is asked once, however many experiments share it,
+and each failure is said once, naming the experiments it concerns and
+whether the archive holds their inputs. --json gives
+  {"stale": […], "moved": […], "gone": […], "unasked": […]}
+where "unasked" lists each input that could not be asked, as "gone"
+does ("id", "input", "source", "ref", "locked", "why", "archived").
 
 With an archive set (--archive, RIGOR_ARCHIVE or the module's rigor.cue),
 an input whose upstream is gone or cannot be reached (a git remote or ref
@@ -378,43 +385,86 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 	if stale == nil {
 		stale = []lock.Stale{}
 	}
-	var (
-		moved      []lock.Drift
-		gone       []lock.Gone
-		archiveSet bool
-		errs       []error
-		token      string
-		asked      int
-	)
+	var on onlineCheck
 	if c.Online {
-		opts, err := c.options(e, set.Root)
-		if err != nil {
+		var err error
+		if on, err = c.checkOnline(e, set); err != nil {
 			return err
 		}
-		token = opts.HFToken
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		moved, gone, asked, errs = lock.NewResolver(opts).CheckOnline(ctx, set)
-		if moved == nil {
-			moved = []lock.Drift{}
-		}
-		if gone == nil {
-			gone = []lock.Gone{}
-		}
-		if len(gone) > 0 {
-			var err error
-			if archiveSet, err = e.archivedGone(ctx, set, gone); err != nil {
-				return err
+	}
+	if err := c.printCheck(e, stale, &on); err != nil {
+		return err
+	}
+	return c.checkVerdict(e, set, stale, &on)
+}
+
+// onlineCheck is what 'lock --check --online' found upstream, with what
+// the archive holds of the inputs gone or not asked.
+type onlineCheck struct {
+	lock.Online
+	// archiveSet says whether an archive was asked; token is the hub
+	// token, kept out of every message.
+	archiveSet bool
+	token      string
+}
+
+// checkOnline asks the upstreams, then the archive about every input gone
+// upstream or not asked.
+func (c *lockCmd) checkOnline(e *env, set *spec.Set) (onlineCheck, error) {
+	opts, err := c.options(e, set.Root)
+	if err != nil {
+		return onlineCheck{}, err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	on := onlineCheck{Online: lock.NewResolver(opts).CheckOnline(ctx, set), token: opts.HFToken}
+	if on.Moved == nil {
+		on.Moved = []lock.Drift{}
+	}
+	if on.Gone == nil {
+		on.Gone = []lock.Gone{}
+	}
+	if on.Unasked == nil {
+		on.Unasked = []lock.Unasked{}
+	}
+	var ask []*lock.Gone
+	for i := range on.Gone {
+		ask = append(ask, &on.Gone[i])
+	}
+	for i := range on.Unasked {
+		u := &on.Unasked[i]
+		u.Why = redacted{errors.New(u.Why), on.token}.Error()
+		ask = append(ask, &u.Gone)
+	}
+	if len(ask) > 0 {
+		on.archiveSet, err = e.archivedGone(ctx, set, ask)
+		switch {
+		case err != nil && len(on.Gone) > 0:
+			return on, err
+		case err != nil:
+			// Only inputs not asked: the check fails anyway; say
+			// both what upstream and what the archive answered, and
+			// nothing of what the archive holds.
+			on.Errs = append(on.Errs, err)
+			for _, g := range ask {
+				g.Archived, g.Archive = false, ""
 			}
 		}
 	}
+	return on, nil
+}
+
+// printCheck prints what is stale, what moved and what is gone upstream
+// (on stdout, or as JSON), then each upstream failure once (on stderr).
+func (c *lockCmd) printCheck(e *env, stale []lock.Stale, on *onlineCheck) error {
 	switch {
 	case c.JSON && c.Online:
 		out := struct {
-			Stale []lock.Stale `json:"stale"`
-			Moved []lock.Drift `json:"moved"`
-			Gone  []lock.Gone  `json:"gone"`
-		}{stale, moved, gone}
+			Stale   []lock.Stale   `json:"stale"`
+			Moved   []lock.Drift   `json:"moved"`
+			Gone    []lock.Gone    `json:"gone"`
+			Unasked []lock.Unasked `json:"unasked"`
+		}{stale, on.Moved, on.Gone, on.Unasked}
 		if err := e.printJSON(out); err != nil {
 			return err
 		}
@@ -428,10 +478,10 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 				fmt.Fprintf(e.stdout, "%s: %s\n", s.ID, r)
 			}
 		}
-		for _, d := range moved {
+		for _, d := range on.Moved {
 			fmt.Fprintf(e.stdout, "%s: %s\n", d.ID, d)
 		}
-		for _, g := range gone {
+		for _, g := range on.Gone {
 			switch {
 			case g.Archived:
 				fmt.Fprintf(e.stdout, "%s: %s: gone upstream, archived in %s (%s)\n", g.ID, g, g.Archive, g.Why)
@@ -442,35 +492,107 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 			}
 		}
 	}
-	for _, err := range errs {
+	for _, err := range on.Errs {
 		var hints []string
 		var h interface{ Hint() string }
 		if errors.As(err, &h) && h.Hint() != "" {
 			hints = append(hints, h.Hint())
 		}
-		printError(e.stderr, redacted{withHint(err, hints...), token})
+		printError(e.stderr, redacted{withHint(err, hints...), on.token})
 	}
+	printUnasked(e, on)
+	return nil
+}
+
+// printUnasked says each upstream failure once, naming the experiments
+// whose locked inputs asked that question (the resolver asked it once for
+// all of them), and whether the archive holds those inputs.
+func printUnasked(e *env, on *onlineCheck) {
+	type failure struct {
+		u                  lock.Unasked
+		ids, archived, not []string
+	}
+	var causes []string
+	byCause := map[string]*failure{}
+	for _, u := range on.Unasked {
+		f := byCause[u.Cause()]
+		if f == nil {
+			f = &failure{u: u}
+			byCause[u.Cause()] = f
+			causes = append(causes, u.Cause())
+		}
+		f.ids = appendNew(f.ids, u.ID)
+		if u.Archived {
+			f.archived = appendNew(f.archived, u.ID)
+		} else {
+			f.not = appendNew(f.not, u.ID)
+		}
+	}
+	sort.Strings(causes)
+	for _, cause := range causes {
+		f := byCause[cause]
+		msg := idList(f.ids) + ": " + cause
+		switch a := f.u.Archive; {
+		case a == "":
+		case len(f.not) == 0:
+			msg += "; archived in " + a
+		case len(f.archived) == 0:
+			msg += "; NOT archived in " + a
+		default:
+			msg += fmt.Sprintf("; archived in %s for %s, NOT for %s", a, idList(f.archived), idList(f.not))
+		}
+		var hints []string
+		if h := f.u.Hint(); h != "" {
+			hints = append(hints, h)
+		}
+		printError(e.stderr, redacted{withHint(errors.New(msg), hints...), on.token})
+	}
+}
+
+// appendNew appends s to list unless list ends with it (the inputs come
+// sorted by experiment).
+func appendNew(list []string, s string) []string {
+	if len(list) > 0 && list[len(list)-1] == s {
+		return list
+	}
+	return append(list, s)
+}
+
+// idList names experiments: every one up to eight, else the first six
+// and "and 94 more" ('--json' lists every one).
+func idList(ids []string) string {
+	if len(ids) <= 8 {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:6], ", "), len(ids)-6)
+}
+
+// checkVerdict is the check's exit: an error for anything stale, gone and
+// not archived, moved or not asked, else what was checked, on stderr.
+func (c *lockCmd) checkVerdict(e *env, set *spec.Set, stale []lock.Stale, on *onlineCheck) error {
 	var lost []lock.Gone
-	for _, g := range gone {
+	for _, g := range on.Gone {
 		if !g.Archived {
 			lost = append(lost, g)
 		}
 	}
-	n := len(set.Experiments)
+	n, asked, gone := len(set.Experiments), on.Asked, on.Gone
 	switch {
 	case len(stale) > 0:
 		return withHint(fmt.Errorf("%d of %d %s not locked or stale", len(stale), n, plural(n, "experiment is", "experiments are")), "run 'rigor lock' to lock them")
-	case len(lost) > 0 && !archiveSet:
+	case len(lost) > 0 && !on.archiveSet:
 		return withHint(fmt.Errorf("%d locked %s gone upstream and no archive is set", len(lost), plural(len(lost), "input is", "inputs are")),
 			"a rerun needs them from this machine's caches or an archive: set one (--archive, RIGOR_ARCHIVE or archive: in the module's rigor.cue) and run 'rigor archive push' from a machine whose caches hold them")
 	case len(lost) > 0:
 		return withHint(fmt.Errorf("%d locked %s gone upstream and not archived", len(lost), plural(len(lost), "input is", "inputs are")),
 			"run 'rigor archive push' from a machine whose caches hold them")
-	case len(moved) > 0:
-		return withHint(fmt.Errorf("%d locked %s moved upstream", len(moved), plural(len(moved), "input", "inputs")),
+	case len(on.Moved) > 0:
+		return withHint(fmt.Errorf("%d locked %s moved upstream", len(on.Moved), plural(len(on.Moved), "input", "inputs")),
 			"a rerun still uses what the lock pins; 'rigor lock --update engine ID' (or model) moves a pin to the upstream value")
-	case len(errs) > 0:
-		return fmt.Errorf("%d %s could not be asked", len(errs), plural(len(errs), "upstream", "upstreams"))
+	case len(on.Unasked) > 0:
+		return unaskedError(on)
+	case len(on.Errs) > 0:
+		return fmt.Errorf("%d %s could not be asked", len(on.Errs), plural(len(on.Errs), "upstream", "upstreams"))
 	case !c.Online && !c.JSON:
 		fmt.Fprintf(e.stderr, "rigor: %d %s locked and current (checked offline; 'rigor lock --check --online' also asks upstream whether a locked ref moved)\n", n, plural(n, "experiment is", "experiments are"))
 	case !c.JSON && len(gone) > 0:
@@ -479,6 +601,24 @@ func (c *lockCmd) check(e *env, set *spec.Set) error {
 		fmt.Fprintf(e.stderr, "rigor: %d %s locked and current; %d %s checked upstream: none moved%s\n", n, plural(n, "experiment is", "experiments are"), asked, plural(asked, "input", "inputs"), pinnedNote(asked))
 	}
 	return nil
+}
+
+// unaskedError is the check's failure when upstreams could not be asked:
+// how many locked inputs are in doubt, and, when the archive holds them
+// all, that a rerun has them whatever upstream answers.
+func unaskedError(on *onlineCheck) error {
+	n, archived := len(on.Unasked), 0
+	for _, u := range on.Unasked {
+		if u.Archived {
+			archived++
+		}
+	}
+	err := fmt.Errorf("%d locked %s could not be checked upstream: whether %s is not known", n, plural(n, "input", "inputs"), plural(n, "it moved or is gone", "they moved or are gone"))
+	hint := "run the check again once upstream answers"
+	if archived == n {
+		hint = fmt.Sprintf("the archive %s holds %s, so a rerun has %s whatever upstream answers; %s", on.Unasked[0].Archive, plural(n, "it", "them all"), plural(n, "it", "them"), hint)
+	}
+	return withHint(err, hint)
 }
 
 // progress draws hashing progress on a terminal, once hashing has taken

@@ -17,7 +17,7 @@ func TestNoCache(t *testing.T) {
 	if _, err := r.Lock(context.Background(), &spec.Set{Root: t.TempDir()}, "test"); err == nil || !strings.Contains(err.Error(), "no cache directory") {
 		t.Errorf("Lock without a cache = %v", err)
 	}
-	if _, _, _, errs := r.CheckOnline(context.Background(), &spec.Set{}); len(errs) != 1 || !strings.Contains(errs[0].Error(), "no cache directory") {
+	if errs := r.CheckOnline(context.Background(), &spec.Set{}).Errs; len(errs) != 1 || !strings.Contains(errs[0].Error(), "no cache directory") {
 		t.Errorf("CheckOnline without a cache = %v", errs)
 	}
 	if _, err := gitsrc.Resolve(context.Background(), t.TempDir(), "main", gitsrc.Options{}); err == nil || !strings.Contains(err.Error(), "no cache directory") {

@@ -131,6 +131,45 @@ func isGoneGit(err error) bool {
 	return strings.Contains(err.Error(), "repository not found")
 }
 
+// Unasked is a locked input whose upstream could not be asked: a remote,
+// the hub or the npm registry unreachable or timing out, npm not
+// installed. Whether it moved or is gone is not known, so a check that
+// has one fails. Its fields are a [Gone]'s (Why is what failed, the same
+// text for every experiment whose input asked the same question), and the
+// caller says whether the archive holds it.
+type Unasked struct {
+	Gone
+	// Err is the failure; label is the input as an [InputError] names
+	// it ("engine", "model", "quality.measure.corpus").
+	Err   error `json:"-"`
+	label string
+}
+
+// Cause is the failure as "input: error", without the experiment: the
+// same text for every experiment that asked the same question.
+func (u Unasked) Cause() string { return u.label + ": " + u.Err.Error() }
+
+// Hint says what to do about the failure, if there is something to say.
+func (u Unasked) Hint() string { return (&InputError{Err: u.Err}).Hint() }
+
+// Online is what [Resolver.CheckOnline] found.
+type Online struct {
+	// Moved are the drifts, sorted by experiment and input.
+	Moved []Drift
+	// Gone are the inputs gone upstream (a moved ref whose old commit no
+	// branch or tag holds any more is gone, not a drift).
+	Gone []Gone
+	// Unasked are the inputs whose upstream could not be asked, sorted
+	// by experiment and input. Each distinct question was asked once,
+	// however many experiments share it.
+	Unasked []Unasked
+	// Asked is how many inputs were asked about.
+	Asked int
+	// Errs are the failures that are not one input's: a lockfile that
+	// cannot be read, a resolver that cannot check.
+	Errs []error
+}
+
 // CheckOnline asks every upstream the locks of set's experiments came
 // from whether each recorded request still resolves to what the lock
 // pins: git remotes (their advertised refs, as git ls-remote lists them),
@@ -141,36 +180,31 @@ func isGoneGit(err error) bool {
 // branch or tag of the remote still holds the commit, the hub still has
 // it. Local paths and synthetic models are not asked about; the files of
 // a hub model are asked about at the locked commit. Experiments without a
-// lock entry are skipped ([Check] reports them). It returns the drifts sorted by
-// experiment and input, the inputs gone upstream ([Gone]; a moved ref whose
-// old commit no branch or tag holds any more is gone, not a drift), and an
-// *[InputError] for each upstream that could not be asked. The resolver
-// must not be offline.
-func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, []Gone, int, []error) {
+// lock entry are skipped ([Check] reports them). Each distinct question
+// is asked once per resolver, whatever number of experiments share it.
+// The resolver must not be offline.
+func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) Online {
 	if r.err != nil {
-		return nil, nil, 0, []error{r.err}
+		return Online{Errs: []error{r.err}}
 	}
 	if r.opts.Offline || r.hf.Offline() {
-		return nil, nil, 0, []error{errors.New("checking upstreams: offline (--offline or HF_HUB_OFFLINE) forbids the network")}
+		return Online{Errs: []error{errors.New("checking upstreams: offline (--offline or HF_HUB_OFFLINE) forbids the network")}}
 	}
+	var res Online
 	files := map[string]*File{}
-	var errs []error
 	for _, x := range set.Experiments {
 		if _, ok := files[x.Package]; ok {
 			continue
 		}
 		f, err := Read(set.Root, x.Package)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
+			res.Errs = append(res.Errs, err)
 		}
 		files[x.Package] = f
 	}
 	var (
-		mu     sync.Mutex
-		drifts []Drift
-		gone   []Gone
-		asked  int
-		wg     sync.WaitGroup
+		mu sync.Mutex
+		wg sync.WaitGroup
 	)
 	sem := make(chan struct{}, r.opts.Concurrency)
 	for _, x := range set.Experiments {
@@ -184,36 +218,53 @@ func (r *Resolver) CheckOnline(ctx context.Context, set *spec.Set) ([]Drift, []G
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			ds, gs, n, es := r.driftOf(ctx, x, e)
+			o := r.driftOf(ctx, x, e)
 			mu.Lock()
-			asked += n
-			drifts = append(drifts, ds...)
-			gone = append(gone, gs...)
-			errs = append(errs, es...)
+			res.Asked += o.n
+			res.Moved = append(res.Moved, o.ds...)
+			res.Gone = append(res.Gone, o.gs...)
+			res.Unasked = append(res.Unasked, o.us...)
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
+	res.sort()
+	return res
+}
+
+// sort orders what CheckOnline found by experiment and input.
+func (res *Online) sort() {
 	order := map[string]int{DriftEngine: 0, DriftNPM: 1, DriftModel: 2, DriftModelFile: 3, DriftCorpus: 4}
-	sort.Slice(drifts, func(i, j int) bool {
-		if drifts[i].ID != drifts[j].ID {
-			return drifts[i].ID < drifts[j].ID
+	sort.Slice(res.Moved, func(i, j int) bool {
+		a, b := res.Moved[i], res.Moved[j]
+		if a.ID != b.ID {
+			return a.ID < b.ID
 		}
-		return order[drifts[i].Input] < order[drifts[j].Input]
+		return order[a.Input] < order[b.Input]
 	})
-	sort.SliceStable(gone, func(i, j int) bool {
-		if gone[i].ID != gone[j].ID {
-			return gone[i].ID < gone[j].ID
+	gs := res.Gone
+	sort.SliceStable(gs, func(i, j int) bool {
+		if gs[i].ID != gs[j].ID {
+			return gs[i].ID < gs[j].ID
 		}
-		return order[gone[i].Input] < order[gone[j].Input]
+		return order[gs[i].Input] < order[gs[j].Input]
 	})
-	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-	return drifts, gone, asked, errs
+	us := res.Unasked
+	sort.SliceStable(us, func(i, j int) bool {
+		if us[i].ID != us[j].ID {
+			return us[i].ID < us[j].ID
+		}
+		if order[us[i].Input] != order[us[j].Input] {
+			return order[us[i].Input] < order[us[j].Input]
+		}
+		return us[i].Path < us[j].Path
+	})
+	sort.SliceStable(res.Errs, func(i, j int) bool { return res.Errs[i].Error() < res.Errs[j].Error() })
 }
 
 // driftOf asks the upstreams of one locked entry; n is how many inputs it
 // asked about (a local path or a synthetic model needs no asking).
-func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) ([]Drift, []Gone, int, []error) {
+func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) *outcome {
 	var o outcome
 	eng := e.Engine
 	switch {
@@ -235,7 +286,7 @@ func (r *Resolver) driftOf(ctx context.Context, x *spec.Experiment, e *Entry) ([
 		o.n++
 		r.corpusDrift(ctx, x.ID, c, &o)
 	}
-	return o.ds, o.gs, o.n, o.errs
+	return &o
 }
 
 // corpusDrift asks the hub about a locked hub corpus as modelDrift does
@@ -250,7 +301,7 @@ func (r *Resolver) corpusDrift(ctx context.Context, id string, c *CorpusLock, o 
 	}
 	pinned := hex40.MatchString(strings.ToLower(rev))
 	gone := Gone{ID: id, Input: DriftCorpus, Source: c.HF, Ref: rev, Locked: c.Commit, Path: c.Path, SHA256: c.SHA256, pinned: pinned}
-	fail := func(err error) { o.errs = append(o.errs, &InputError{ID: id, Input: DriftCorpus, Err: err}) }
+	fail := func(err error) { o.unask(gone, DriftCorpus, err) }
 	upstream := c.Commit
 	if !pinned {
 		commit, err := r.hubRevision(ctx, c.HF, rev)
@@ -300,10 +351,17 @@ func (r *Resolver) corpusDrift(ctx context.Context, id string, c *CorpusLock, o 
 
 // outcome gathers what the upstreams of one entry answered.
 type outcome struct {
-	ds   []Drift
-	gs   []Gone
-	n    int
-	errs []error
+	ds []Drift
+	gs []Gone
+	us []Unasked
+	n  int
+}
+
+// unask records that the upstream of the input g describes could not be
+// asked: err, for the input an [InputError] names label.
+func (o *outcome) unask(g Gone, label string, err error) {
+	g.Why = err.Error()
+	o.us = append(o.us, Unasked{Gone: g, Err: err, label: label})
 }
 
 // gitSource is the engine's git URL as the experiment wrote it: the
@@ -329,7 +387,7 @@ func (r *Resolver) gitCommitGone(ctx context.Context, x *spec.Experiment, e *Ent
 		gone.Why = "the remote answered: repository not found"
 		o.gs = append(o.gs, gone)
 	case err != nil:
-		o.errs = append(o.errs, &InputError{ID: x.ID, Input: InputEngine, Err: err})
+		o.unask(gone, InputEngine, err)
 	case !has:
 		gone.Why = "no branch or tag of the remote holds the commit: force-pushed away or deleted"
 		o.gs = append(o.gs, gone)
@@ -357,7 +415,7 @@ func (r *Resolver) gitRefDrift(ctx context.Context, x *spec.Experiment, e *Entry
 		has, herr := r.remoteHasCommit(ctx, src, eng.Commit)
 		switch {
 		case herr != nil:
-			o.errs = append(o.errs, &InputError{ID: id, Input: InputEngine, Err: herr})
+			o.unask(gone, InputEngine, herr)
 		case !has && err != nil:
 			gone.Why = fmt.Sprintf("%s is gone and no branch or tag of the remote holds the commit", ref)
 			o.gs = append(o.gs, gone)
@@ -365,12 +423,12 @@ func (r *Resolver) gitRefDrift(ctx context.Context, x *spec.Experiment, e *Entry
 			gone.Why = fmt.Sprintf("%s is now %s and no branch or tag of the remote holds the locked commit: force-pushed away", ref, short(res.Commit))
 			o.gs = append(o.gs, gone)
 		case err != nil:
-			o.errs = append(o.errs, &InputError{ID: id, Input: InputEngine, Err: err})
+			o.unask(gone, InputEngine, err)
 		default:
 			o.ds = append(o.ds, Drift{ID: id, Input: DriftEngine, Source: eng.Requested.Git, Ref: ref, Locked: eng.Commit, Upstream: res.Commit})
 		}
 	case err != nil:
-		o.errs = append(o.errs, &InputError{ID: id, Input: InputEngine, Err: err})
+		o.unask(gone, InputEngine, err)
 	}
 }
 
@@ -389,7 +447,9 @@ func (r *Resolver) remoteHasCommit(ctx context.Context, src, commit string) (boo
 // npmDrift asks the npm registry for the newest version in the requested
 // range and, when it is not the locked one, whether the locked one is
 // still published: a range whose locked version was unpublished is gone,
-// not moved, whatever else the range now holds.
+// not moved, whatever else the range now holds. A question npm could not
+// answer leaves the input unasked, and the platform package is then not
+// asked about: the same registry would only fail again.
 func (r *Resolver) npmDrift(ctx context.Context, id string, e *Entry, o *outcome) {
 	eng := e.Engine
 	pkg, want := eng.NPM.Package, eng.Requested.NPM
@@ -402,7 +462,7 @@ func (r *Resolver) npmDrift(ctx context.Context, id string, e *Entry, o *outcome
 			o.gs = append(o.gs, gone)
 			return
 		} else if lerr != nil {
-			o.errs = append(o.errs, &InputError{ID: id, Input: InputEngine, Err: lerr})
+			o.unask(gone, InputEngine, lerr)
 			return
 		}
 	}
@@ -411,7 +471,8 @@ func (r *Resolver) npmDrift(ctx context.Context, id string, e *Entry, o *outcome
 		gone.Why = fmt.Sprintf("the npm registry has no version of %s matching %s (%s): unpublished", pkg, want, npmCode(err))
 		o.gs = append(o.gs, gone)
 	case err != nil:
-		o.errs = append(o.errs, &InputError{ID: id, Input: InputEngine, Err: err})
+		o.unask(gone, InputEngine, err)
+		return
 	case v.Version != eng.NPM.Version:
 		o.ds = append(o.ds, Drift{ID: id, Input: DriftNPM, Source: pkg, Ref: want, Locked: eng.NPM.Version, Upstream: v.Version})
 	case v.Integrity != eng.NPM.Integrity:
@@ -430,12 +491,13 @@ func (r *Resolver) npmDrift(ctx context.Context, id string, e *Entry, o *outcome
 // cannot be made again either.
 func (r *Resolver) npmPlatformGone(ctx context.Context, id string, p *NPMLock, o *outcome) {
 	_, err := r.npmView(ctx, p.Package, p.Version)
+	gone := Gone{ID: id, Input: DriftNPM, Source: p.Package, Ref: p.Version, Locked: p.Version}
 	switch {
 	case isNPMMissing(err):
-		o.gs = append(o.gs, Gone{ID: id, Input: DriftNPM, Source: p.Package, Ref: p.Version, Locked: p.Version,
-			Why: fmt.Sprintf("the npm registry no longer has %s@%s (%s), which node-llama-cpp installs: unpublished", p.Package, p.Version, npmCode(err))})
+		gone.Why = fmt.Sprintf("the npm registry no longer has %s@%s (%s), which node-llama-cpp installs: unpublished", p.Package, p.Version, npmCode(err))
+		o.gs = append(o.gs, gone)
 	case err != nil:
-		o.errs = append(o.errs, &InputError{ID: id, Input: InputEngine, Err: err})
+		o.unask(gone, InputEngine, err)
 	}
 }
 
@@ -478,7 +540,7 @@ func (r *Resolver) modelDrift(ctx context.Context, id string, e *Entry, o *outco
 			o.gs = append(o.gs, gone)
 			return
 		} else if err != nil {
-			o.errs = append(o.errs, &InputError{ID: id, Input: InputModel, Err: err})
+			o.unask(gone, InputModel, err)
 			return
 		}
 		upstream = commit
@@ -492,7 +554,7 @@ func (r *Resolver) modelDrift(ctx context.Context, id string, e *Entry, o *outco
 		o.gs = append(o.gs, gone)
 		return
 	} else if err != nil {
-		o.errs = append(o.errs, &InputError{ID: id, Input: InputModel, Err: err})
+		o.unask(gone, InputModel, err)
 		return
 	}
 	if upstream != m.Commit {
@@ -518,7 +580,7 @@ func (r *Resolver) modelDrift(ctx context.Context, id string, e *Entry, o *outco
 			g.Why = fmt.Sprintf("the hub answered %d %s for it at %s", he.Status, he.Code, short(m.Commit))
 			o.gs = append(o.gs, g)
 		case err != nil:
-			o.errs = append(o.errs, &InputError{ID: id, Input: InputModel, Err: err})
+			o.unask(g, InputModel, err)
 		}
 	}
 }
