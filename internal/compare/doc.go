@@ -53,7 +53,10 @@
 //  2. separate invocations with an estimate of the noise between
 //     invocations from Options.History: the invocation means of earlier
 //     invocations of the same experiment, point, lock digest and host,
-//     at least [MinHistoryDF] degrees of freedom, [DecideHistory].
+//     at least [MinHistoryDF] degrees of freedom, [DecideHistory], held
+//     to Options.HistoryAlpha (α/5 by default): its p is multiplied by
+//     α/HistoryAlpha before the Holm correction, because it assumes
+//     today's noise is the history's.
 //
 // Every other row (one run a side, the repetitions inside runs, a serve
 // run's requests, separate invocations without history) is [Untested]:
