@@ -136,16 +136,7 @@ func writeRounds(t testing.TB, dir, exp, inv string, n int, t0 time.Time, seq in
 // those of `rigor diff --format html` of the same sides: the one-off run
 // before the invocation against the experiment's latest invocation.
 func TestReport_diffPageBoundedRounds(t *testing.T) {
-	defer func(n int) { results.MaxRounds = n }(results.MaxRounds)
-	results.MaxRounds = 20
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "cue.mod"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "cue.mod", "module.cue"), []byte("module: \"example.com/s@v0\"\nlanguage: version: \"v0.17.0\"\n"), 0o644)
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	prev := writeRounds(t, dir, "lab/r", "", 1, t0, 0, 50)
-	writeRounds(t, dir, "lab/r", "20260101T010000Z-inv", 45, t0.Add(time.Hour), 100, 51)
+	dir, prev := sampledStore(t)        // results.MaxRounds 20; 1 run, then 45 rounds
 	time.Sleep(2100 * time.Millisecond) // past the index's racy window
 	cli := func(args ...string) (string, string) {
 		t.Helper()
@@ -166,7 +157,7 @@ func TestReport_diffPageBoundedRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cliPage, stderr := cli("diff", prev[0], "lab/r", "--format", "html")
+	cliPage, stderr := cli("diff", prev, "lab/r", "--format", "html")
 	// The warning is the comparison's: on the page, not on stderr; its
 	// side is "latest" on the report's page, "lab/r" on diff's.
 	const warning = "point lab/r: its latest invocation 20260101T010000Z-inv has 45 rounds; 20 of them, evenly spaced in time and the latest included, are compared"
